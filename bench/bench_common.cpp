@@ -1,0 +1,268 @@
+#include "bench_common.hpp"
+
+#include <Eigen/Core>
+#include <egpu/device.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#ifndef EGPU_BENCH_COMMIT
+#define EGPU_BENCH_COMMIT "unknown"
+#endif
+#ifndef EGPU_BENCH_RESULTS_DIR
+#define EGPU_BENCH_RESULTS_DIR ""
+#endif
+
+namespace egpu_bench {
+
+// ---- command line -------------------------------------------------------
+
+Args::Args(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0 || word.size() < 3)
+      throw std::invalid_argument("unexpected argument \"" + word + "\" (options start with --)");
+    Option option;
+    const auto eq = word.find('=');
+    if (eq != std::string::npos) {
+      option.name = word.substr(2, eq - 2);
+      option.value = word.substr(eq + 1);
+      option.has_value = true;
+    } else {
+      option.name = word.substr(2);
+      if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+        option.value = argv[++i];
+        option.has_value = true;
+      }
+    }
+    m_options.push_back(std::move(option));
+  }
+}
+
+Args::Option* Args::find(const std::string& name) {
+  Option* found = nullptr;
+  for (Option& option : m_options)
+    if (option.name == name) {
+      option.used = true;
+      found = &option;  // the last one wins
+    }
+  return found;
+}
+
+bool Args::flag(const std::string& name) {
+  const Option* option = find(name);
+  if (option && option->has_value) throw std::invalid_argument("--" + name + " takes no value");
+  return option != nullptr;
+}
+
+std::string Args::text(const std::string& name, const std::string& fallback) {
+  const Option* option = find(name);
+  if (!option) return fallback;
+  if (!option->has_value) throw std::invalid_argument("--" + name + " needs a value");
+  return option->value;
+}
+
+static long parse_integer(const std::string& name, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0)
+    throw std::invalid_argument("--" + name + ": \"" + text + "\" is not an integer");
+  return value;
+}
+
+long Args::integer(const std::string& name, long fallback) {
+  const Option* option = find(name);
+  if (!option) return fallback;
+  if (!option->has_value) throw std::invalid_argument("--" + name + " needs a value");
+  return parse_integer(name, option->value);
+}
+
+std::vector<long> Args::integers(const std::string& name, const std::vector<long>& fallback) {
+  const Option* option = find(name);
+  if (!option) return fallback;
+  if (!option->has_value) throw std::invalid_argument("--" + name + " needs a value");
+  std::vector<long> values;
+  for (const std::string& item : split(option->value, ',')) values.push_back(parse_integer(name, item));
+  return values;
+}
+
+std::vector<std::string> Args::words(const std::string& name, const std::vector<std::string>& fallback) {
+  const Option* option = find(name);
+  if (!option) return fallback;
+  if (!option->has_value) throw std::invalid_argument("--" + name + " needs a value");
+  return split(option->value, ',');
+}
+
+void Args::finish() const {
+  for (const Option& option : m_options)
+    if (!option.used) throw std::invalid_argument("unknown option --" + option.name);
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::string::size_type start = 0;
+  while (true) {
+    const auto end = text.find(sep, start);
+    std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!part.empty()) parts.push_back(std::move(part));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+// ---- timing -------------------------------------------------------------
+
+std::vector<double> time_calls(const std::function<void()>& f, int warmups, int repeats) {
+  for (int i = 0; i < warmups; ++i) f();
+  std::vector<double> seconds;
+  for (int i = 0; i < repeats; ++i) {
+    const double start = now_seconds();
+    f();
+    seconds.push_back(now_seconds() - start);
+  }
+  return seconds;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const auto n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// ---- the run ------------------------------------------------------------
+
+std::string short_device_name(const std::string& device) {
+  std::vector<std::string> tokens;
+  for (std::string token : split(device, ' ')) {
+    for (char& ch : token) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (token != "nvidia") tokens.push_back(token);
+  }
+  // The model is the first word with a digit in it, up to a dash.
+  std::string model = tokens.empty() ? "unknown" : tokens.front();
+  for (const std::string& token : tokens)
+    if (std::any_of(token.begin(), token.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+      model = token;
+      break;
+    }
+  model = model.substr(0, model.find('-'));
+  std::string safe;
+  for (char ch : model)
+    if (std::isalnum(static_cast<unsigned char>(ch))) safe += ch;
+  return safe.empty() ? "unknown" : safe;
+}
+
+RunInfo gather_run_info(int threads) {
+  RunInfo info;
+  const std::time_t t = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char date[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", &local);
+  info.date = date;
+
+  info.device = egpu::device_name();
+  info.device_short = short_device_name(info.device);
+
+  const char* env_commit = std::getenv("EGPU_COMMIT");
+  info.commit = env_commit && *env_commit ? env_commit : EGPU_BENCH_COMMIT;
+
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Eigen::setNbThreads(threads);
+  info.cpu_threads = Eigen::nbThreads();
+  return info;
+}
+
+std::string default_csv_path(const std::string& subcommand, const RunInfo& info, const std::string& csv_dir) {
+  namespace fs = std::filesystem;
+  fs::path dir = csv_dir;
+  if (dir.empty()) {
+    const fs::path results = EGPU_BENCH_RESULTS_DIR;
+    std::error_code ec;
+    dir = !results.empty() && fs::is_directory(results.parent_path(), ec) ? results : fs::path(".");
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);  // a failure shows when the file is opened
+  return (dir / (subcommand + "-" + info.date + "-" + info.device_short + ".csv")).string();
+}
+
+// ---- output -------------------------------------------------------------
+
+static bool looks_numeric(const std::string& cell) {
+  return !cell.empty() && (std::isdigit(static_cast<unsigned char>(cell[0])) ||
+                           ((cell[0] == '-' || cell[0] == '.') && cell.size() > 1));
+}
+
+void Table::print(std::FILE* out) const {
+  std::vector<std::size_t> width(m_headers.size());
+  for (std::size_t c = 0; c < m_headers.size(); ++c) width[c] = m_headers[c].size();
+  for (const auto& row : m_rows)
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    for (std::size_t c = 0; c < width.size(); ++c) {
+      const std::string cell = c < cells.size() ? cells[c] : "";
+      const int w = static_cast<int>(width[c]);
+      const bool right = !header && looks_numeric(cell);
+      std::fprintf(out, right ? "%*s" : "%-*s", w, cell.c_str());
+      std::fputs(c + 1 < width.size() ? "  " : "\n", out);
+    }
+  };
+  line(m_headers, true);
+  std::vector<std::string> rule;
+  for (std::size_t w : width) rule.push_back(std::string(w, '-'));
+  line(rule, true);
+  for (const auto& row : m_rows) line(row, false);
+  std::fflush(out);
+}
+
+static std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+  std::string quoted = "\"";
+  for (char ch : cell) {
+    if (ch == '"') quoted += '"';
+    quoted += ch;
+  }
+  return quoted + "\"";
+}
+
+Csv::Csv(const std::string& path, const std::vector<std::string>& headers) : m_path(path) {
+  std::error_code ec;
+  const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+  m_file = std::fopen(path.c_str(), "a");
+  if (!m_file) throw std::runtime_error("cannot write " + path);
+  if (fresh) add(headers);
+}
+
+Csv::~Csv() {
+  if (m_file) std::fclose(m_file);
+}
+
+void Csv::add(const std::vector<std::string>& row) {
+  for (std::size_t c = 0; c < row.size(); ++c) {
+    std::fputs(csv_cell(row[c]).c_str(), m_file);
+    std::fputc(c + 1 < row.size() ? ',' : '\n', m_file);
+  }
+  std::fflush(m_file);  // rows survive a crash later in the run
+}
+
+std::string format(const char* fmt, ...) {
+  char buffer[256];
+  va_list args;
+  va_start(args, fmt);
+  const int n = std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return n < 0 ? std::string() : std::string(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
+}
+
+}  // namespace egpu_bench

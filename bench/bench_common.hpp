@@ -1,0 +1,108 @@
+// Shared pieces of egpu-bench's subcommands: command-line parsing, wall-clock
+// timing (warm-up, median of repeats), the run's metadata (date, device,
+// commit), an aligned stdout table and CSV output.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace egpu_bench {
+
+// ---- command line -------------------------------------------------------
+
+// The options of one subcommand: "--name value" or "--name=value" and bare
+// "--flag"s. Unknown options are an error (a typo must not silently run the
+// defaults).
+class Args {
+ public:
+  Args(int argc, char** argv);  // argv[0] is the subcommand
+
+  bool flag(const std::string& name);  // "--name" present
+  std::string text(const std::string& name, const std::string& fallback);
+  long integer(const std::string& name, long fallback);
+  std::vector<long> integers(const std::string& name, const std::vector<long>& fallback);  // "1,2,3"
+  std::vector<std::string> words(const std::string& name, const std::vector<std::string>& fallback);
+
+  // Throws std::invalid_argument naming any option that no call above asked for.
+  void finish() const;
+
+ private:
+  struct Option {
+    std::string name, value;
+    bool has_value = false, used = false;
+  };
+  Option* find(const std::string& name);
+  std::vector<Option> m_options;
+};
+
+std::vector<std::string> split(const std::string& text, char sep);
+
+// ---- timing -------------------------------------------------------------
+
+inline double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// Wall-clock seconds of `warmups` untimed and `repeats` timed calls of f.
+std::vector<double> time_calls(const std::function<void()>& f, int warmups, int repeats);
+double median(std::vector<double> values);
+
+// ---- the run ------------------------------------------------------------
+
+struct RunInfo {
+  std::string date;          // YYYY-MM-DD, local time
+  std::string device;        // egpu::device_name()
+  std::string device_short;  // "h100", "h200", "cpu": for file names
+  std::string commit;        // EGPU_COMMIT, else the configure-time git commit
+  int cpu_threads = 1;       // Eigen's thread count for the CPU baseline
+};
+
+// Sets Eigen's thread count (threads <= 0: all cores) and gathers the rest.
+RunInfo gather_run_info(int threads);
+
+// "NVIDIA H100 80GB HBM3" -> "h100", "NVIDIA A100-SXM4-80GB" -> "a100", "cpu" -> "cpu".
+std::string short_device_name(const std::string& device);
+
+// Where a subcommand's CSV goes when --csv is not given: --csv-dir if given,
+// else bench/results/ in the source tree when that tree exists, else the
+// working directory; named <subcommand>-<date>-<device-short>.csv.
+std::string default_csv_path(const std::string& subcommand, const RunInfo& info, const std::string& csv_dir);
+
+// ---- output -------------------------------------------------------------
+
+// A table printed with aligned columns; numbers right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : m_headers(std::move(headers)) {}
+  void add(std::vector<std::string> row) { m_rows.push_back(std::move(row)); }
+  void print(std::FILE* out) const;
+
+ private:
+  std::vector<std::string> m_headers;
+  std::vector<std::vector<std::string>> m_rows;
+};
+
+// A CSV file: rows are appended, the header is written when the file is new
+// or empty, so several runs of a day collect in one file.
+class Csv {
+ public:
+  Csv(const std::string& path, const std::vector<std::string>& headers);
+  ~Csv();
+  Csv(const Csv&) = delete;
+  Csv& operator=(const Csv&) = delete;
+  void add(const std::vector<std::string>& row);
+  const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+  std::FILE* m_file = nullptr;
+};
+
+// printf into a std::string.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace egpu_bench

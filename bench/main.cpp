@@ -1,0 +1,49 @@
+// egpu-bench <subcommand> [options]: dispatches to one subcommand.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+
+#include "subcommands.hpp"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* summary;
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"product", egpu_bench::run_product,
+     "square host-resident products C.noalias() = A * B: CPU Eigen vs egpu (own kernel, cuBLAS)"},
+};
+
+void usage(std::FILE* out) {
+  std::fprintf(out, "usage: egpu-bench <subcommand> [options]   (egpu-bench <subcommand> --help)\n\nsubcommands:\n");
+  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-10s %s\n", s.name, s.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const Subcommand& s : kSubcommands) {
+    if (std::strcmp(argv[1], s.name) != 0) continue;
+    try {
+      return s.run(argc - 1, argv + 1);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "egpu-bench %s: %s\n", s.name, e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "egpu-bench %s: %s\n", s.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "egpu-bench: unknown subcommand \"%s\"\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,91 @@
+// egpu::GpuExpr<Xpr>: the expression egpu::gpu(xpr) returns. It is an Eigen
+// expression of its own (a MatrixBase or ArrayBase like Xpr) so that every
+// assignment form (=, noalias() =, +=, -=) and every destination Eigen
+// accepts reach egpu through Eigen's own Assignment machinery; used inside a
+// larger expression it evaluates into a temporary, like an Eigen product.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include "egpu/options.hpp"
+
+namespace egpu {
+
+template <class Xpr>
+class GpuExpr;
+
+namespace detail {
+// Runs `dst func= src` (func: assign, add-assign, sub-assign, ...); in
+// adapter/assign.hpp.
+template <class Dst, class Xpr, class Func>
+void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func);
+}  // namespace detail
+
+}  // namespace egpu
+
+namespace Eigen::internal {
+
+// A GpuExpr looks like the plain object it evaluates to, minus direct access
+// and write access: nothing may take its address or assign into it.
+template <class Xpr>
+struct traits<egpu::GpuExpr<Xpr>> : traits<typename Xpr::PlainObject> {
+  enum {
+    Flags = (traits<typename Xpr::PlainObject>::Flags | EvalBeforeNestingBit) &
+            ~(DirectAccessBit | LvalueBit)
+  };
+};
+
+// Used inside a larger expression (gpu(A * B) + D, gpu(A * B).sum()), a
+// GpuExpr is computed once into a temporary, the way Eigen evaluates a
+// product.
+template <class Xpr>
+struct evaluator<egpu::GpuExpr<Xpr>> : evaluator<typename Xpr::PlainObject> {
+  using PlainObject = typename Xpr::PlainObject;
+  using Base = evaluator<PlainObject>;
+  using Scalar = typename PlainObject::Scalar;
+
+  explicit evaluator(const egpu::GpuExpr<Xpr>& xpr) : m_result(xpr.rows(), xpr.cols()) {
+    egpu::detail::assign(m_result, xpr, assign_op<Scalar, Scalar>());
+    ::new (static_cast<Base*>(this)) Base(m_result);
+  }
+
+ protected:
+  PlainObject m_result;
+};
+
+// Every assignment whose source is a GpuExpr goes to egpu. The Weak slot is
+// fixed to void, which makes this more specialized than Eigen's generic
+// dense-to-dense assignment.
+template <class Dst, class Xpr, class Func>
+struct Assignment<Dst, egpu::GpuExpr<Xpr>, Func, Dense2Dense, void> {
+  static void run(Dst& dst, const egpu::GpuExpr<Xpr>& src, const Func& func) {
+    egpu::detail::assign(dst, src, func);
+  }
+};
+
+}  // namespace Eigen::internal
+
+namespace egpu {
+
+template <class Xpr>
+class GpuExpr : public Eigen::internal::dense_xpr_base<GpuExpr<Xpr>>::type {
+ public:
+  using Base = typename Eigen::internal::dense_xpr_base<GpuExpr>::type;
+  EIGEN_DENSE_PUBLIC_INTERFACE(GpuExpr)
+
+  GpuExpr(const Xpr& xpr, const Options& options) : m_xpr(xpr), m_options(options) {}
+
+  Eigen::Index rows() const { return m_xpr.rows(); }
+  Eigen::Index cols() const { return m_xpr.cols(); }
+
+  const Xpr& expression() const { return m_xpr; }
+  const Options& options() const { return m_options; }
+
+ private:
+  // Expressions by value (they are small and may be temporaries of the
+  // caller's full expression), plain objects by reference: Eigen's rule.
+  typename Eigen::internal::ref_selector<Xpr>::type m_xpr;
+  Options m_options;
+};
+
+}  // namespace egpu

@@ -1,0 +1,54 @@
+// The plain description of one product that the header-only adapter hands to
+// the compiled library: types, sizes, where each element lives, alpha and
+// beta. Nothing here knows Eigen or CUDA.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+
+#include "egpu/options.hpp"
+
+namespace egpu::detail {
+
+enum class ScalarKind : std::uint8_t { f32, f64, c32, c64 };
+
+template <class T> struct scalar_kind_of;
+template <> struct scalar_kind_of<float> { static constexpr ScalarKind value = ScalarKind::f32; };
+template <> struct scalar_kind_of<double> { static constexpr ScalarKind value = ScalarKind::f64; };
+template <> struct scalar_kind_of<std::complex<float>> { static constexpr ScalarKind value = ScalarKind::c32; };
+template <> struct scalar_kind_of<std::complex<double>> { static constexpr ScalarKind value = ScalarKind::c64; };
+
+constexpr std::int64_t scalar_size(ScalarKind s) {
+  return s == ScalarKind::f32 ? 4 : s == ScalarKind::f64 ? 8 : s == ScalarKind::c32 ? 8 : 16;
+}
+
+// A matrix in host memory: element (i, j) is data[i * row_stride + j * col_stride]
+// (strides in elements, any sign of layout: column-major has row_stride 1,
+// row-major col_stride 1, a transpose swaps the two). `conj` asks for the
+// complex conjugate of every element.
+struct MatrixDesc {
+  void* data = nullptr;
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t row_stride = 1, col_stride = 1;
+  bool conj = false;
+};
+
+// C = alpha * A * B + beta * C with A m x k, B k x n, C m x n. When
+// beta_is_zero, C is write-only: its old contents (NaN included) are not read.
+struct GemmDesc {
+  ScalarKind scalar = ScalarKind::f64;
+  std::int64_t m = 0, n = 0, k = 0;
+  MatrixDesc a, b, c;
+  std::complex<double> alpha{1.0, 0.0}, beta{0.0, 0.0};
+  bool beta_is_zero = true;
+};
+
+// Checks the descriptor (sizes agree, strides reach every element without the
+// destination overlapping itself) and throws egpu::error otherwise.
+void validate(const GemmDesc& desc);
+
+// Runs the product on the GPU. Throws egpu::error on any failure; when it
+// throws, C is unchanged if beta is not zero.
+void gemm(const GemmDesc& desc, const Options& options);
+
+}  // namespace egpu::detail

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what is missing, configures and builds everything into build/ and
+# runs the whole test suite; ends with ctest's summary and its exit status.
+# Environment:
+#   EGPU_CUDA_ARCHITECTURES  CUDA architectures to build; default: the
+#                            project's list (sm_80/86/89/90 and PTX)
+#   EGPU_JOBS                parallel build and test jobs (default 2)
+#   EGPU_BUILD_DIR           build folder (default build)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+"$EGPU_ROOT/scripts/setup.sh"
+egpu_find_nvcc
+export CUDACXX=$NVCC
+
+arch_flag=()
+[ -z "${EGPU_CUDA_ARCHITECTURES:-}" ] || arch_flag=(-DCMAKE_CUDA_ARCHITECTURES="$EGPU_CUDA_ARCHITECTURES")
+jobs=${EGPU_JOBS:-2}
+build_dir=${EGPU_BUILD_DIR:-$EGPU_ROOT/build}
+
+cmake -S "$EGPU_ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  "${arch_flag[@]}" -DEGPU_BUILD_TESTS=ON
+# Keep going past a failed compile so that everything else is built and
+# tested; an executable that did not build is removed (not left stale), so
+# ctest reports its tests as not run.
+build_status=0
+cmake --build "$build_dir" -j "$jobs" -- -k 0 || build_status=$?
+if [ "$build_status" -ne 0 ]; then
+  cmake --build "$build_dir" -- -n 2>/dev/null | sed -n 's/.*Linking [A-Z]* executable \(.*\)$/\1/p' |
+    while IFS= read -r stale; do rm -f "$build_dir/$stale"; done
+  echo "test.sh: THE BUILD FAILED (exit $build_status, errors above); running the tests that did build" >&2
+fi
+
+test_status=0
+ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -j "$jobs" || test_status=$?
+[ "$build_status" -eq 0 ] || exit "$build_status"
+exit "$test_status"

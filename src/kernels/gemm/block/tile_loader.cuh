@@ -1,0 +1,124 @@
+// Global -> register -> shared loader for one operand tile of the block.
+//
+// An operand is seen as a BX x BK tile of a matrix whose element (x, p) lies
+// at ptr[x * sx + p * sp] (x along m for A, along n for B; p along k). One
+// of the two strides is 1 (the layouts of gemm_args.hpp), chosen at run time:
+//   x_contig (sx == 1): A col_major, B row_major -> copied as is;
+//   k_contig (sp == 1): A row_major, B col_major -> transposed on the way.
+// Shared memory always holds the tile k-major, S[p][x], so that the
+// micro-tile reads contiguous x for one p (see thread/micro_tile.cuh).
+//
+// Each thread moves PER_THREAD elements per tile as NV vectors of V elements
+// along the contiguous direction. With `vec` (base aligned to V elements and
+// the ld a multiple of V, checked by the host) a whole in-bounds vector is
+// one global load; otherwise, and at the matrix edges, element by element
+// with zero fill. No out-of-bounds element is read.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/gemm/thread/scalar_ops.cuh"
+
+namespace egpu::kernels::block {
+
+constexpr int cmin(int a, int b) { return a < b ? a : b; }
+
+template <class T, int BX, int BK, int THREADS>
+struct TileLoader {
+  static constexpr int per_thread = BX * BK / THREADS;
+  static constexpr int vec_max = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+  static constexpr int V = cmin(cmin(vec_max, per_thread), BK);  // powers of two: divides BX, BK
+  static constexpr int NV = per_thread / V;
+  static_assert(per_thread % V == 0 && BX % V == 0 && BK % V == 0, "vector split");
+
+  const T* src[NV];       // this thread's vector origins at the current k tile
+  int x_left;             // rows (x) of the matrix from the tile origin, clamped to [0, BX]
+  bool x_contig, vec, conj;
+  T reg[NV][V];
+
+  // Tile-local coordinates of vector v of this thread (recomputed, not kept:
+  // registers are the scarce resource of the kernel).
+  __device__ __forceinline__ void coords(int v, int& xl, int& pl) const {
+    const int q = int(threadIdx.x) + v * THREADS;
+    if (x_contig) {
+      pl = q / (BX / V);
+      xl = (q % (BX / V)) * V;
+    } else {
+      xl = q / (BK / V);
+      pl = (q % (BK / V)) * V;
+    }
+  }
+
+  __device__ __forceinline__ TileLoader(const T* ptr, std::int64_t sx, std::int64_t sp,
+                                        std::int64_t x_total, std::int64_t x0, bool x_contig_,
+                                        bool vec_, bool conj_)
+      : x_contig(x_contig_), vec(vec_), conj(conj_) {
+    const std::int64_t left = x_total - x0;
+    x_left = left >= BX ? BX : int(left);
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+      int xl, pl;
+      coords(v, xl, pl);
+      // Only dereferenced where in bounds (see load).
+      src[v] = ptr + (x0 + xl) * sx + std::int64_t(pl) * sp;
+    }
+  }
+
+  // Loads the current k tile into registers and advances to the next one.
+  // krem: elements of k left from this tile's start (may exceed BK);
+  // k_step: pointer advance per k tile (BK * sp).
+  __device__ __forceinline__ void load(std::int64_t krem64, std::int64_t k_step) {
+    const int krem = krem64 >= BK ? BK : int(krem64);
+    if (vec && x_left == BX && krem == BK) {  // interior tile, vector path: no checks
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        const auto pk = *reinterpret_cast<const thread::Pack<T, V>*>(src[v]);
+#pragma unroll
+        for (int e = 0; e < V; ++e) reg[v][e] = pk.v[e];
+        src[v] += k_step;
+      }
+      return;
+    }
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+      int xl, pl;
+      coords(v, xl, pl);
+      const int xrem = x_left - xl;  // elements left along x from the vector origin
+      // Last element of the vector in bounds <=> the whole vector is.
+      const bool full = x_contig ? (xrem >= V && pl < krem) : (xrem > 0 && pl + V <= krem);
+      if (vec && full) {
+        const auto pk = *reinterpret_cast<const thread::Pack<T, V>*>(src[v]);
+#pragma unroll
+        for (int e = 0; e < V; ++e) reg[v][e] = pk.v[e];
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const bool ok = x_contig ? (xrem > e && pl < krem) : (xrem > 0 && pl + e < krem);
+          reg[v][e] = ok ? src[v][e] : thread::zero<T>();
+        }
+      }
+      src[v] += k_step;
+    }
+  }
+
+  // Writes the registers into the k-major shared tile s[BK][LD].
+  template <int LD>
+  __device__ __forceinline__ void store(T (*s)[LD]) const {
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+      int xl, pl;
+      coords(v, xl, pl);
+      if (x_contig) {
+        thread::Pack<T, V> pk;
+#pragma unroll
+        for (int e = 0; e < V; ++e) pk.v[e] = thread::conj_if(reg[v][e], conj);
+        *reinterpret_cast<thread::Pack<T, V>*>(&s[pl][xl]) = pk;
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) s[pl + e][xl] = thread::conj_if(reg[v][e], conj);
+      }
+    }
+  }
+};
+
+}  // namespace egpu::kernels::block

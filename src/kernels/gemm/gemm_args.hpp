@@ -1,0 +1,45 @@
+// The own GEMM kernel family's interface: C = alpha * op(A) * op(B) + beta * C
+// on device memory, C column-major. Plain C++ (no CUDA types) so that the
+// executor and the tests include it from host code.
+#pragma once
+
+#include <cstdint>
+
+#include "common/complex.hpp"
+
+namespace egpu::kernels {
+
+// How an operand of the product is laid out in device memory, seen from the
+// product: for op(A), m x k, col_major puts element (i, p) at a[i + p * lda]
+// and row_major at a[i * lda + p] (op(A) = A^T of a column-major A). For
+// op(B), k x n, likewise with (p, j) and ldb.
+enum class Layout : std::uint8_t { col_major, row_major };
+
+template <class T>
+struct GemmArgs {
+  std::int64_t m = 0, n = 0, k = 0;
+  const T* a = nullptr;
+  std::int64_t lda = 0;
+  Layout a_layout = Layout::col_major;
+  bool conj_a = false;  // complex only: use conj(op(A))
+  const T* b = nullptr;
+  std::int64_t ldb = 0;
+  Layout b_layout = Layout::col_major;
+  bool conj_b = false;
+  T* c = nullptr;  // column-major, c[i + j * ldc]
+  std::int64_t ldc = 0;
+  T alpha{}, beta{};
+  bool beta_is_zero = true;  // C is not read at all (NaN in C does not propagate)
+};
+
+// Which tile configuration of the family runs a launch; chosen by shape.
+enum class GemmConfig : std::uint8_t { automatic, large, small };
+
+// Enqueues the product on `stream` (a cudaStream_t passed as void* to keep
+// CUDA types out of host headers). Throws egpu::error on a launch failure.
+// Preconditions (checked by the caller): m, n, k >= 0; lda, ldb, ldc large
+// enough for the layout; pointers naturally aligned for T.
+template <class T>
+void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config = GemmConfig::automatic);
+
+}  // namespace egpu::kernels

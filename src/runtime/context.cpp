@@ -1,0 +1,81 @@
+#include "runtime/context.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "egpu/error.hpp"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device.hpp"
+
+namespace egpu::runtime {
+
+void cublas_check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw egpu::error(std::string(what) + " failed: " + cublasGetStatusName(status) + " (" +
+                      cublasGetStatusString(status) + ")");
+}
+
+Context::Context(int device) : m_device(device) {
+  cuda_check(cudaSetDevice(device), "cudaSetDevice");
+  cuda_check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+}
+
+Context::~Context() {
+  // Teardown at thread or process exit: nothing can be reported, and the
+  // CUDA runtime may already be shutting down.
+  for (StagingSlot& slot : m_slots)
+    if (slot.done != nullptr) (void)cudaEventDestroy(slot.done);
+  if (m_cublas != nullptr) (void)cublasDestroy(m_cublas);
+  if (m_stream != nullptr) (void)cudaStreamDestroy(m_stream);
+}
+
+cublasHandle_t Context::cublas() {
+  if (m_cublas == nullptr) {
+    cublas_check(cublasCreate(&m_cublas), "cublasCreate");
+    cublas_check(cublasSetStream(m_cublas, m_stream), "cublasSetStream");
+  }
+  return m_cublas;
+}
+
+std::array<StagingSlot, 2>& Context::staging() {
+  if (!m_slots_ready) {
+    for (StagingSlot& slot : m_slots) {
+      slot.block = acquire_pinned(kSlotBytes);
+      cuda_check(cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming), "cudaEventCreate");
+    }
+    m_slots_ready = true;
+  }
+  return m_slots;
+}
+
+Context& thread_context() {
+  const DeviceInfo& info = selected_device();
+  if (!info.usable) throw egpu::error("no usable GPU: " + info.why_not);
+  thread_local std::unique_ptr<Context> context;
+  if (!context) context = std::make_unique<Context>(info.index);
+  // Another library in this thread may have made a different device current.
+  cuda_check(cudaSetDevice(context->device()), "cudaSetDevice");
+  return *context;
+}
+
+std::size_t device_budget(std::size_t limit) {
+  if (limit != 0) return limit;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  // Memory the stream-ordered pool keeps from earlier calls counts as used
+  // for the driver but is ours to hand out again.
+  cudaMemPool_t pool = nullptr;
+  cuda_check(cudaDeviceGetMemPool(&pool, thread_context().device()), "cudaDeviceGetMemPool");
+  std::uint64_t reserved = 0, used = 0;
+  cuda_check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved),
+             "cudaMemPoolGetAttribute(reserved)");
+  cuda_check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), "cudaMemPoolGetAttribute(used)");
+  free_bytes += static_cast<std::size_t>(reserved - used);
+  // Leave room for cuBLAS workspaces, other streams and fragmentation.
+  const std::size_t reserve = std::max<std::size_t>(std::size_t(512) << 20, free_bytes / 20);
+  return free_bytes > reserve ? free_bytes - reserve : 0;
+}
+
+}  // namespace egpu::runtime

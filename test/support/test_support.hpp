@@ -1,0 +1,166 @@
+// Shared helpers of egpu's tests: random data (fresh seeds, never zeros),
+// NaN poisoning, the error bound of a product, and the Boost.Test
+// precondition that skips GPU tests on machines without a usable GPU.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+
+#include "egpu/device.hpp"
+#include "egpu/error.hpp"
+
+namespace egpu_test {
+
+using Eigen::Index;
+
+template <class S> using real_t = typename Eigen::NumTraits<S>::Real;
+template <class S> constexpr bool is_complex_v = Eigen::NumTraits<S>::IsComplex;
+
+// A wider scalar for reference results: float -> double, complex<float> ->
+// complex<double>; double stays double.
+template <class S> struct wider { using type = S; };
+template <> struct wider<float> { using type = double; };
+template <> struct wider<std::complex<float>> { using type = std::complex<double>; };
+template <class S> using wider_t = typename wider<S>::type;
+
+template <class S> const char* scalar_name() {
+  if constexpr (std::is_same_v<S, float>) return "float";
+  else if constexpr (std::is_same_v<S, double>) return "double";
+  else if constexpr (std::is_same_v<S, std::complex<float>>) return "complex<float>";
+  else return "complex<double>";
+}
+
+// One process-wide generator. Fresh seed each run (printed, so a failure can
+// be replayed with EGPU_TEST_SEED=<seed>).
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 gen = [] {
+    std::uint64_t seed = std::random_device{}();
+    seed = (seed << 32) ^ std::random_device{}();
+    if (const char* s = std::getenv("EGPU_TEST_SEED"); s != nullptr && *s != '\0') seed = std::strtoull(s, nullptr, 0);
+    std::printf("egpu_test: seed %llu (replay with EGPU_TEST_SEED)\n", static_cast<unsigned long long>(seed));
+    std::fflush(stdout);
+    return std::mt19937_64(seed);
+  }();
+  return gen;
+}
+
+inline Index uniform_index(Index lo, Index hi) {  // [lo, hi]
+  return std::uniform_int_distribution<Index>(lo, hi)(rng());
+}
+inline bool coin(double p_true = 0.5) { return std::bernoulli_distribution(p_true)(rng()); }
+
+// Scale of the case counts: EGPU_TEST_SCALE=0.1 under compute-sanitizer.
+inline double test_scale() {
+  const char* s = std::getenv("EGPU_TEST_SCALE");
+  if (s == nullptr || *s == '\0') return 1.0;
+  const double v = std::atof(s);
+  return v > 0 ? v : 1.0;
+}
+inline int scaled_count(int n) {
+  const double v = n * test_scale();
+  return v < 1 ? 1 : static_cast<int>(v);
+}
+
+// A nonzero value of magnitude in [0.25, 1], random sign (and phase).
+template <class S> S random_scalar() {
+  using R = real_t<S>;
+  std::uniform_real_distribution<double> mag(0.25, 1.0);
+  auto one = [&] { return static_cast<R>(coin() ? mag(rng()) : -mag(rng())); };
+  if constexpr (is_complex_v<S>) return S(one(), one());
+  else return one();
+}
+
+template <class Derived> void fill_random(Eigen::DenseBase<Derived>& x) {
+  using S = typename Derived::Scalar;
+  for (Index j = 0; j < x.cols(); ++j)
+    for (Index i = 0; i < x.rows(); ++i) x.coeffRef(i, j) = random_scalar<S>();
+}
+template <class Derived> void fill_random(Eigen::DenseBase<Derived>&& x) { fill_random(x); }
+
+template <class M> M random_matrix(Index rows, Index cols) {
+  M x(rows, cols);
+  fill_random(x);
+  return x;
+}
+
+template <class S> S nan_value() {
+  using R = real_t<S>;
+  if constexpr (is_complex_v<S>) return S(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+  else return std::numeric_limits<R>::quiet_NaN();
+}
+
+// Fills an output with NaN: an `=` that does not overwrite every element,
+// or that reads the old contents, shows up as NaN.
+template <class Derived> void poison(Eigen::DenseBase<Derived>& x) {
+  using S = typename Derived::Scalar;
+  for (Index j = 0; j < x.cols(); ++j)
+    for (Index i = 0; i < x.rows(); ++i) x.coeffRef(i, j) = nan_value<S>();
+}
+template <class Derived> void poison(Eigen::DenseBase<Derived>&& x) { poison(x); }
+
+template <class Derived> bool all_finite(const Eigen::DenseBase<Derived>& x) {
+  for (Index j = 0; j < x.cols(); ++j)
+    for (Index i = 0; i < x.rows(); ++i)
+      if (!(std::isfinite(std::real(x.coeff(i, j))) && std::isfinite(std::imag(x.coeff(i, j))))) return false;
+  return true;
+}
+
+// The Frobenius norm, NaN-propagating, in double.
+template <class Derived> double frob(const Eigen::DenseBase<Derived>& x) {
+  long double s = 0;
+  for (Index j = 0; j < x.cols(); ++j)
+    for (Index i = 0; i < x.rows(); ++i) s += static_cast<long double>(std::norm(std::complex<double>(x.coeff(i, j))));
+  return static_cast<double>(std::sqrt(s));
+}
+
+// ||got - ref||_F, NaN if got holds a NaN.
+template <class D1, class D2> double diff_norm(const Eigen::DenseBase<D1>& got, const Eigen::DenseBase<D2>& ref) {
+  long double s = 0;
+  for (Index j = 0; j < got.cols(); ++j)
+    for (Index i = 0; i < got.rows(); ++i)
+      s += static_cast<long double>(
+          std::norm(std::complex<double>(got.coeff(i, j)) - std::complex<double>(ref.coeff(i, j))));
+  return static_cast<double>(std::sqrt(s));
+}
+
+// The error bound of C = alpha op(A) op(B) + beta C0 computed in precision
+// S: eps(S) * (k |alpha| ||A|| ||B|| + |beta| ||C0||) (Frobenius norms), the
+// classical gamma_k bound with room for complex arithmetic and for the
+// reference's own rounding. ratio() <= kRatioLimit passes.
+constexpr double kRatioLimit = 4.0;
+
+template <class S> double error_bound(Index k, double alpha_abs, double norm_a, double norm_b, double beta_abs,
+                                      double norm_c0) {
+  const double eps = static_cast<double>(std::numeric_limits<real_t<S>>::epsilon());
+  return eps * (static_cast<double>(k) * alpha_abs * norm_a * norm_b + beta_abs * norm_c0 + 1.0) +
+         std::numeric_limits<double>::min();
+}
+
+// err / bound; NaN (which fails every `<=`) when the result holds NaN.
+inline double error_ratio(double err, double bound) { return err / bound; }
+
+// Boost.Test precondition for GPU test cases: skipped (not passed) on a
+// machine without a usable GPU.
+inline boost::test_tools::assertion_result gpu_available(boost::unit_test::test_unit_id) {
+  boost::test_tools::assertion_result result(false);
+  try {
+    if (egpu::has_device()) return boost::test_tools::assertion_result(true);
+    result.message() << "no usable GPU (egpu::has_device() is false)";
+  } catch (const egpu::error& e) {
+    result.message() << "no usable GPU (" << e.what() << ")";
+  }
+  return result;
+}
+
+}  // namespace egpu_test
