@@ -2,6 +2,7 @@
 // kernel and cuBLAS on many random shapes, then times it against cuBLAS.
 //
 // Build (from the repository root):
+//   cmake --build <build> --target egpu-gemm-probe   (or by hand:)
 //   nvcc -std=c++17 -O3 -arch=sm_90 -I include -I src bench/gemm_probe.cu \
 //        src/kernels/gemm/device/gemm_tiled.cu -lcublas -o build-probe/gemm_probe
 // Run:
