@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <fstream>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
@@ -141,6 +143,77 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+// ---- host work ----------------------------------------------------------
+
+void parallel_for(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body) {
+  const std::size_t threads = std::max<std::size_t>(1, std::thread::hardware_concurrency());
+  const std::size_t pieces = std::min(threads, std::max<std::size_t>(1, count / 65536));
+  if (pieces <= 1) {
+    body(0, count);
+    return;
+  }
+  std::vector<std::thread> workers;
+  workers.reserve(pieces);
+  for (std::size_t t = 0; t < pieces; ++t)
+    workers.emplace_back([&, t] { body(count * t / pieces, count * (t + 1) / pieces); });
+  for (std::thread& w : workers) w.join();
+}
+
+namespace {
+
+// splitmix64 of (seed, index) -> [-1, 1): a counter-based generator, so the
+// pieces of a parallel fill need no shared state.
+inline double uniform(unsigned long long seed, std::size_t index) {
+  std::uint64_t x = seed * 0x9e3779b97f4a7c15ull + index + 0x632be59bd9b4e019ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return static_cast<double>(x >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+template <class Real>
+void fill_random_real(Real* p, std::size_t count, unsigned long long seed) {
+  parallel_for(count, [=](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) p[i] = static_cast<Real>(uniform(seed, i));
+  });
+}
+
+}  // namespace
+
+void fill_random(float* p, std::size_t count, unsigned long long seed) { fill_random_real(p, count, seed); }
+void fill_random(double* p, std::size_t count, unsigned long long seed) { fill_random_real(p, count, seed); }
+
+// ---- egpu options ---------------------------------------------------------
+
+const char* const kPipelineOptionsUsage =
+    "  --streams S           egpu::Options::streams (0: egpu chooses; default 0)\n"
+    "  --panel P             egpu::Options::panel, edge of the C tiles (0: chooses)\n"
+    "  --k-panel K           egpu::Options::k_panel, depth of the k pieces (0: chooses)\n"
+    "  --staging-threads T   egpu::Options::staging_threads (0: every hardware thread)\n";
+
+egpu::Options parse_pipeline_options(Args& args) {
+  egpu::Options options;
+  const long streams = args.integer("streams", 0);
+  const long panel = args.integer("panel", 0);
+  const long k_panel = args.integer("k-panel", 0);
+  const long staging = args.integer("staging-threads", 0);
+  if (streams < 0 || streams > 64) throw std::invalid_argument("--streams must be 0..64");
+  if (panel < 0) throw std::invalid_argument("--panel must not be negative");
+  if (k_panel < 0) throw std::invalid_argument("--k-panel must not be negative");
+  if (staging < 0 || staging > 1024) throw std::invalid_argument("--staging-threads must be 0..1024");
+  options.streams = static_cast<int>(streams);
+  options.panel = panel;
+  options.k_panel = k_panel;
+  options.staging_threads = static_cast<int>(staging);
+  return options;
+}
+
+std::string describe_pipeline_options(const egpu::Options& options) {
+  auto value = [](long long v) { return v == 0 ? std::string("auto") : std::to_string(v); };
+  return "streams=" + value(options.streams) + " panel=" + value(options.panel) + " k_panel=" +
+         value(options.k_panel) + " staging_threads=" + value(options.staging_threads);
+}
+
 // ---- the run ------------------------------------------------------------
 
 std::string short_device_name(const std::string& device) {
@@ -236,11 +309,28 @@ static std::string csv_cell(const std::string& cell) {
   return quoted + "\"";
 }
 
+// The first line of the file at path ("" when it is missing or empty).
+static std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (in) std::getline(in, line);
+  return line;
+}
+
 Csv::Csv(const std::string& path, const std::vector<std::string>& headers) : m_path(path) {
+  std::string header;
+  for (std::size_t c = 0; c < headers.size(); ++c) header += (c ? "," : "") + csv_cell(headers[c]);
+  // Rows never go under another bench version's header.
+  for (int suffix = 2; suffix < 100; ++suffix) {
+    const std::string existing = first_line(m_path);
+    if (existing.empty() || existing == header) break;
+    const std::filesystem::path p = path;
+    m_path = (p.parent_path() / (p.stem().string() + "-" + std::to_string(suffix) + p.extension().string())).string();
+  }
   std::error_code ec;
-  const bool fresh = !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
-  m_file = std::fopen(path.c_str(), "a");
-  if (!m_file) throw std::runtime_error("cannot write " + path);
+  const bool fresh = !std::filesystem::exists(m_path, ec) || std::filesystem::file_size(m_path, ec) == 0;
+  m_file = std::fopen(m_path.c_str(), "a");
+  if (!m_file) throw std::runtime_error("cannot write " + m_path);
   if (fresh) add(headers);
 }
 

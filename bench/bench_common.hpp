@@ -4,10 +4,13 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <egpu/options.hpp>
 
 namespace egpu_bench {
 
@@ -51,6 +54,27 @@ inline double now_seconds() {
 std::vector<double> time_calls(const std::function<void()>& f, int warmups, int repeats);
 double median(std::vector<double> values);
 
+// ---- host work ----------------------------------------------------------
+
+// Runs body(begin, end) over [0, count) split into contiguous pieces, one per
+// hardware thread (filling and comparing 16384 x 16384 matrices on one core
+// would take longer than the products being measured).
+void parallel_for(std::size_t count, const std::function<void(std::size_t, std::size_t)>& body);
+
+// count values uniform in [-1, 1) (never all zeros), the same for the same
+// seed on any machine and thread count.
+void fill_random(float* p, std::size_t count, unsigned long long seed);
+void fill_random(double* p, std::size_t count, unsigned long long seed);
+
+// ---- egpu options ---------------------------------------------------------
+
+// The pipeline's tuning knobs, passed through to egpu::Options:
+// --streams, --panel, --k-panel, --staging-threads (0 or absent: egpu chooses).
+egpu::Options parse_pipeline_options(Args& args);
+// "streams=auto panel=2048 ..." (no commas: it goes into CSV cells as is).
+std::string describe_pipeline_options(const egpu::Options& options);
+extern const char* const kPipelineOptionsUsage;
+
 // ---- the run ------------------------------------------------------------
 
 struct RunInfo {
@@ -87,7 +111,9 @@ class Table {
 };
 
 // A CSV file: rows are appended, the header is written when the file is new
-// or empty, so several runs of a day collect in one file.
+// or empty, so several runs of a day collect in one file. A file that exists
+// with a different header (an older bench's columns) is left alone: the rows
+// go to <name>-2.csv (-3, ...) instead.
 class Csv {
  public:
   Csv(const std::string& path, const std::vector<std::string>& headers);

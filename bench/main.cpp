@@ -16,7 +16,10 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"product", egpu_bench::run_product,
-     "square host-resident products C.noalias() = A * B: CPU Eigen vs egpu (own kernel, cuBLAS)"},
+     "square host-resident products C.noalias() = A * B: CPU Eigen, cuBLASXt, egpu (own kernel, cuBLAS);\n"
+     "             pageable and pinned memory; each against its backend's floor"},
+    {"ooc", egpu_bench::run_ooc,
+     "egpu's out-of-core path (device_memory_limit = working set / 4) against in-core, both backends"},
 };
 
 void usage(std::FILE* out) {

@@ -1,22 +1,38 @@
-// egpu-bench product: square products C.noalias() = A * B on host-resident
-// Eigen matrices, timed wall-clock over the whole call (what a user sees):
+// egpu-bench product: square products C = A * B on host-resident Eigen
+// matrices, timed wall-clock over the whole call (what a user sees):
 //   cpu-eigen    C.noalias() = A * B               (Eigen, all cores via OpenMP)
+//   cublasxt     cublasXt<t>gemm on the same host matrices, one device, its
+//                pinning mode on, the best block size of a sweep in this run
 //   egpu-own     C.noalias() = egpu::gpu(A * B)    (the library's own kernel)
 //   egpu-cublas  C.noalias() = egpu::gpu(A * B, opt) with Backend::cublas
-// Each GPU result is checked against CPU Eigen's (relative Frobenius error).
+// in two memory modes: pageable (plain Eigen::Matrix) and pinned (A, B and C
+// page-locked with egpu::pin for every system, cuBLASXt included).
+//
+// The floor of a backend at a size, measured in the same run: pinned copy
+// bandwidth each way (once per run) and that backend's device-resident GEMM
+// time (own: egpu::kernels::gemm_tiled; cuBLAS: cublas<t>gemm, default
+// math); floor = max(GEMM time, (A + B) / H2D, C / D2H). "x floor" is a
+// system's time over its backend's floor (cuBLASXt against cuBLAS's).
+//
+// Each result is checked against CPU Eigen's (relative Frobenius error), or
+// against egpu-cublas's where CPU Eigen is skipped (--cpu-max).
 #include <egpu/egpu.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench_common.hpp"
+#include "gpu_baselines.hpp"
+#include "host_data.hpp"
 #include "subcommands.hpp"
 
 namespace egpu_bench {
@@ -24,124 +40,305 @@ namespace {
 
 const char* const kUsage =
     "usage: egpu-bench product [options]\n"
-    "  --sizes N,N,...       square sizes (default 256,512,1024,2048,4096,8192)\n"
+    "  --sizes N,N,...       square sizes (default 1024,2048,4096,8192,16384)\n"
     "  --scalars S,S,...     f32, f64, c32, c64 (default f32,f64)\n"
-    "  --systems S,S,...     egpu-own, egpu-cublas (default both; cpu-eigen always runs: it is the reference)\n"
+    "  --memory M,M,...      pageable, pinned (default both): pinned page-locks A, B and C\n"
+    "                        with egpu::pin for every system\n"
+    "  --systems S,S,...     cpu-eigen, cublasxt, egpu-own, egpu-cublas (default all)\n"
     "  --repeats R           timed runs per case, median reported (default 3)\n"
     "  --warmups W           untimed runs first (default 1)\n"
     "  --cpu-full-max N      above this size CPU Eigen runs once, without warm-up (default 4096)\n"
+    "  --cpu-max N           above this size CPU Eigen is skipped; errors are then measured\n"
+    "                        against egpu-cublas (default 0: never skipped)\n"
+    "  --xt-blocks B,B,...   cuBLASXt block sizes swept, the best reported (default\n"
+    "                        1024,2048,4096,8192; sizes above N are left out)\n"
+    "  --bw-mib M            pinned copy size of the bandwidth measurement (default 1024)\n"
     "  --threads T           CPU Eigen threads (default: all cores)\n"
     "  --csv FILE            CSV output (default bench/results/product-<date>-<device>.csv in the\n"
     "                        source tree, else ./; rows are appended)\n"
     "  --csv-dir DIR         default CSV name, in DIR\n"
-    "  --no-csv              table only\n";
+    "  --no-csv              table only\n"
+    "egpu pipeline options (passed to egpu::Options of the egpu systems):\n";
+
+const std::vector<std::string> kAllSystems = {"cpu-eigen", "cublasxt", "egpu-own", "egpu-cublas"};
 
 struct Settings {
-  std::vector<long> sizes;
-  std::vector<std::string> scalars, systems;
+  std::vector<long> sizes, xt_blocks;
+  std::vector<std::string> scalars, memories, systems;
   int repeats = 3, warmups = 1;
-  long cpu_full_max = 4096;
+  long cpu_full_max = 4096, cpu_max = 0;
+  long bw_mib = 1024;
+  egpu::Options pipeline;
+  bool gpu = false;
+  gpu::Bandwidth bandwidth;  // bytes/s; 0 where not measured
+  std::string bandwidth_error;
+
+  bool wants(const std::string& system) const {
+    return std::find(systems.begin(), systems.end(), system) != systems.end();
+  }
 };
 
 struct Measurement {
-  std::string system;
-  double seconds = 0;       // median
-  int runs = 0;             // timed runs behind the median
-  double rel_error = -1;    // < 0: the reference itself
-  bool failed = false;      // threw or gave a wrong answer
-  std::string note;
+  std::string memory, system;
+  double seconds = 0;      // median
+  int runs = 0;            // timed runs behind the median
+  double rel_error = -1;   // < 0: not measured
+  std::string error_ref;   // what rel_error is against
+  bool reference = false;  // this result is the reference of the case
+  bool failed = false;     // threw, or gave a wrong answer
+  bool skipped = false;
+  double floor = 0;  // seconds; 0: none
+  std::string floor_bound, note;
 };
 
-// Two correct products differ by rounding that grows about like sqrt(k);
-// anything far above that is a wrong answer, not rounding.
-template <class Scalar>
-double tolerance(long k) {
-  using Real = typename Eigen::NumTraits<Scalar>::Real;
-  return 50.0 * static_cast<double>(std::numeric_limits<Real>::epsilon()) * std::sqrt(static_cast<double>(k));
+// The floor of one backend at one size.
+struct Floor {
+  std::string backend;  // "own", "cublas"
+  double gemm = 0, h2d = 0, d2h = 0;
+  std::string error;
+  double seconds() const { return std::max(gemm, std::max(h2d, d2h)); }
+  std::string bound() const { return gemm >= h2d && gemm >= d2h ? "compute" : h2d >= d2h ? "H2D" : "D2H"; }
+  bool ok() const { return error.empty() && gemm > 0 && h2d > 0 && d2h > 0; }
+};
+
+struct CaseResult {
+  std::vector<Measurement> rows;
+  std::vector<Floor> floors;
+};
+
+void progress(long n, const std::string& scalar, const Measurement& m) {
+  std::fprintf(stderr, "  N=%ld %s %s %s: %s\n", n, scalar.c_str(), m.memory.c_str(), m.system.c_str(),
+               m.runs > 0 ? format("%.4g s", m.seconds).c_str() : (m.note.empty() ? "-" : m.note.c_str()));
+}
+
+// Checks C against the reference (if there is one); a wrong answer fails m.
+template <class Mat>
+void finish_gpu_measurement(Measurement& m, const Mat& C, const Mat* reference, const std::string& reference_name,
+                            long n) {
+  if (reference == nullptr) return;
+  using Scalar = typename Mat::Scalar;
+  m.rel_error = relative_error(C, *reference);
+  m.error_ref = reference_name;
+  if (!(m.rel_error <= tolerance<Scalar>(n))) {  // NaN fails too
+    m.failed = true;
+    m.note = format("WRONG: error above %.1e", tolerance<Scalar>(n));
+  }
 }
 
 template <class Scalar>
-std::vector<Measurement> run_case(long n, const Settings& settings) {
+CaseResult run_case(long n, const std::string& scalar, const Settings& settings) {
   using Mat = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
-  using Real = typename Eigen::NumTraits<Scalar>::Real;
   const Eigen::Index N = static_cast<Eigen::Index>(n);
-  const Mat A = Mat::Random(N, N), B = Mat::Random(N, N);  // uniform in [-1, 1]: never all zeros
-  std::vector<Measurement> out;
+  Mat A(N, N), B(N, N), C(N, N);
+  fill_random(A, 1000003ull * static_cast<unsigned long long>(n) + 1);
+  fill_random(B, 1000003ull * static_cast<unsigned long long>(n) + 2);
+  CaseResult result;
 
-  // The reference, and the baseline.
-  Mat reference(N, N);
-  {
-    Measurement m;
-    m.system = "cpu-eigen";
-    const bool single = n > settings.cpu_full_max;
-    const auto times = time_calls([&] { reference.noalias() = A * B; }, single ? 0 : settings.warmups,
-                                  single ? 1 : settings.repeats);
-    m.seconds = median(times);
-    m.runs = static_cast<int>(times.size());
-    if (single) m.note = "single run, no warm-up (N > --cpu-full-max)";
-    out.push_back(m);
-  }
-  const double reference_norm = static_cast<double>(reference.norm());
-
-  for (const std::string& system : settings.systems) {
-    Measurement m;
-    m.system = system;
-    egpu::Options options;
-    options.backend = system == "egpu-cublas" ? egpu::Backend::cublas : egpu::Backend::own;
-    // NaN everywhere first: an element the GPU never writes shows as an error.
-    Mat C = Mat::Constant(N, N, Scalar(std::numeric_limits<Real>::quiet_NaN()));
-    try {
-      const auto times =
-          time_calls([&] { C.noalias() = egpu::gpu(A * B, options); }, settings.warmups, settings.repeats);
-      m.seconds = median(times);
-      m.runs = static_cast<int>(times.size());
-      m.rel_error = static_cast<double>((C - reference).norm()) / reference_norm;
-      if (!(m.rel_error <= tolerance<Scalar>(n))) {  // NaN fails too
-        m.failed = true;
-        m.note = format("WRONG: error above %.1e", tolerance<Scalar>(n));
-      }
-    } catch (const std::exception& e) {
-      m.failed = true;
-      m.note = std::string("FAILED: ") + e.what();
-      std::fprintf(stderr, "egpu-bench product: N=%ld %s: %s\n", n, system.c_str(), e.what());
+  // CPU Eigen: the reference and the baseline. Pinning does not change what
+  // the CPU does, so it is measured once and reported under each memory mode.
+  Mat reference;
+  std::string reference_name;
+  Measurement cpu;
+  cpu.system = "cpu-eigen";
+  if (settings.wants("cpu-eigen")) {
+    if (settings.cpu_max > 0 && n > settings.cpu_max) {
+      cpu.skipped = true;
+      cpu.note = "skipped (N > --cpu-max)";
+    } else {
+      reference.resize(N, N);
+      const bool single = n > settings.cpu_full_max;
+      const auto times = time_calls([&] { reference.noalias() = A * B; }, single ? 0 : settings.warmups,
+                                    single ? 1 : settings.repeats);
+      cpu.seconds = median(times);
+      cpu.runs = static_cast<int>(times.size());
+      cpu.reference = true;
+      reference_name = "cpu-eigen";
+      if (single) cpu.note = "single run, no warm-up (N > --cpu-full-max)";
+      if (settings.memories.size() > 1) cpu.note += std::string(cpu.note.empty() ? "" : "; ") + "measured once";
     }
-    out.push_back(m);
   }
-  return out;
+
+  // Floors: device-resident GEMM of each backend in use, plus the copies.
+  std::map<std::string, Floor> floors;
+  if (settings.gpu) {
+    const double bytes = static_cast<double>(N) * static_cast<double>(N) * static_cast<double>(sizeof(Scalar));
+    auto measure = [&](const std::string& backend, gpu::DeviceGemm which) {
+      Floor f;
+      f.backend = backend;
+      try {
+        f.gemm = gpu::device_gemm_seconds<Scalar>(which, n, A.data(), B.data(), std::max(1, settings.warmups),
+                                                  std::max(3, settings.repeats));
+      } catch (const std::exception& e) {
+        f.error = e.what();
+        std::fprintf(stderr, "egpu-bench product: N=%ld %s: device GEMM (%s): %s\n", n, scalar.c_str(),
+                     backend.c_str(), e.what());
+      }
+      if (settings.bandwidth.h2d > 0 && settings.bandwidth.d2h > 0) {
+        f.h2d = 2 * bytes / settings.bandwidth.h2d;  // A and B up; C is not read (beta = 0)
+        f.d2h = bytes / settings.bandwidth.d2h;      // C down
+      } else if (f.error.empty()) {
+        f.error = "no bandwidth measurement";
+      }
+      floors[backend] = f;
+      result.floors.push_back(f);
+    };
+    if (settings.wants("egpu-own")) measure("own", gpu::DeviceGemm::own);
+    if (settings.wants("egpu-cublas") || settings.wants("cublasxt")) measure("cublas", gpu::DeviceGemm::cublas);
+  }
+  auto attach_floor = [&](Measurement& m, const std::string& backend) {
+    const auto it = floors.find(backend);
+    if (it != floors.end() && it->second.ok()) {
+      m.floor = it->second.seconds();
+      m.floor_bound = it->second.bound();
+    }
+  };
+
+  for (const std::string& memory : settings.memories) {
+    std::vector<Measurement> rows;
+    if (settings.wants("cpu-eigen")) {
+      rows.push_back(cpu);
+      rows.back().memory = memory;
+    }
+    std::vector<egpu::PinGuard> guards;
+    std::string pin_error;
+    if (memory == "pinned") {
+      try {
+        guards.push_back(egpu::pin(A));
+        guards.push_back(egpu::pin(B));
+        guards.push_back(egpu::pin(C));
+      } catch (const std::exception& e) {
+        pin_error = std::string("egpu::pin failed: ") + e.what();
+        std::fprintf(stderr, "egpu-bench product: N=%ld %s: %s\n", n, scalar.c_str(), pin_error.c_str());
+      }
+    }
+
+    // egpu-cublas first: it is the reference where CPU Eigen is skipped.
+    for (const std::string system : {"egpu-cublas", "egpu-own", "cublasxt"}) {
+      if (!settings.wants(system) || !settings.gpu) continue;
+      Measurement m;
+      m.memory = memory;
+      m.system = system;
+      attach_floor(m, system == "egpu-own" ? "own" : "cublas");
+      if (!pin_error.empty()) {
+        m.failed = true;
+        m.note = pin_error;
+        rows.push_back(m);
+        progress(n, scalar, m);
+        continue;
+      }
+      fill_nan(C);
+      try {
+        if (system == "cublasxt") {
+          gpu::Xt xt;
+          std::vector<long> blocks;
+          for (long b : settings.xt_blocks)
+            if (b <= n || blocks.empty()) blocks.push_back(b);
+          const auto call = [&] { xt.gemm<Scalar>(n, A.data(), B.data(), C.data()); };
+          xt.set_block_dim(static_cast<int>(blocks.front()));
+          for (int i = 0; i < settings.warmups; ++i) call();
+          long best = blocks.front();
+          std::string sweep;
+          if (blocks.size() > 1) {
+            double best_seconds = std::numeric_limits<double>::infinity();
+            for (long b : blocks) {
+              xt.set_block_dim(static_cast<int>(b));
+              const double t = median(time_calls(call, 0, 1));
+              sweep += format("%s%ld:%.3gs", sweep.empty() ? "" : " ", b, t);
+              if (t < best_seconds) {
+                best_seconds = t;
+                best = b;
+              }
+            }
+            xt.set_block_dim(static_cast<int>(best));
+          }
+          const auto times = time_calls(call, 0, settings.repeats);
+          m.seconds = median(times);
+          m.runs = static_cast<int>(times.size());
+          m.note = format("block %ld", best) + (sweep.empty() ? "" : " (sweep " + sweep + ")");
+        } else {
+          egpu::Options options = settings.pipeline;
+          options.backend = system == "egpu-cublas" ? egpu::Backend::cublas : egpu::Backend::own;
+          const auto times =
+              time_calls([&] { C.noalias() = egpu::gpu(A * B, options); }, settings.warmups, settings.repeats);
+          m.seconds = median(times);
+          m.runs = static_cast<int>(times.size());
+        }
+        if (reference_name.empty() && system == std::string("egpu-cublas")) {
+          // No CPU result: egpu-cublas becomes the reference, unless it left NaNs.
+          if (!C.hasNaN()) {
+            reference = C;
+            reference_name = "egpu-cublas";
+            m.reference = true;
+          } else {
+            m.failed = true;
+            m.note = "WRONG: NaN in the result";
+          }
+        } else {
+          finish_gpu_measurement(m, C, reference_name.empty() ? nullptr : &reference, reference_name, n);
+        }
+      } catch (const std::exception& e) {
+        m.failed = true;
+        m.runs = 0;
+        m.note = std::string("FAILED: ") + e.what();
+        std::fprintf(stderr, "egpu-bench product: N=%ld %s %s %s: %s\n", n, scalar.c_str(), memory.c_str(),
+                     system.c_str(), e.what());
+      }
+      rows.push_back(m);
+      progress(n, scalar, m);
+    }
+    // Rows in the table's order: cpu-eigen, cublasxt, egpu-own, egpu-cublas.
+    for (const std::string& system : kAllSystems)
+      for (const Measurement& m : rows)
+        if (m.system == system) result.rows.push_back(m);
+  }  // the guards unpin here
+  return result;
 }
 
-std::vector<Measurement> run_case(long n, const std::string& scalar, const Settings& settings) {
-  if (scalar == "f32") return run_case<float>(n, settings);
-  if (scalar == "f64") return run_case<double>(n, settings);
-  if (scalar == "c32") return run_case<std::complex<float>>(n, settings);
-  return run_case<std::complex<double>>(n, settings);  // c64, checked in parse()
-}
-
-// Real flops of an n x n x n product: a complex multiply-add is 8.
-double flops(long n, const std::string& scalar) {
-  const double per_multiply_add = (scalar == "c32" || scalar == "c64") ? 8.0 : 2.0;
-  return per_multiply_add * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+CaseResult run_case(long n, const std::string& scalar, const Settings& settings) {
+  if (scalar == "f32") return run_case<float>(n, scalar, settings);
+  if (scalar == "f64") return run_case<double>(n, scalar, settings);
+  if (scalar == "c32") return run_case<std::complex<float>>(n, scalar, settings);
+  return run_case<std::complex<double>>(n, scalar, settings);  // c64, checked in parse()
 }
 
 Settings parse(Args& args) {
   Settings s;
-  s.sizes = args.integers("sizes", {256, 512, 1024, 2048, 4096, 8192});
+  s.sizes = args.integers("sizes", {1024, 2048, 4096, 8192, 16384});
   s.scalars = args.words("scalars", {"f32", "f64"});
-  s.systems = args.words("systems", {"egpu-own", "egpu-cublas"});
+  s.memories = args.words("memory", {"pageable", "pinned"});
+  s.systems = args.words("systems", kAllSystems);
   s.repeats = static_cast<int>(args.integer("repeats", 3));
   s.warmups = static_cast<int>(args.integer("warmups", 1));
   s.cpu_full_max = args.integer("cpu-full-max", 4096);
+  s.cpu_max = args.integer("cpu-max", 0);
+  s.xt_blocks = args.integers("xt-blocks", {1024, 2048, 4096, 8192});
+  s.bw_mib = args.integer("bw-mib", 1024);
+  s.pipeline = parse_pipeline_options(args);
   for (long n : s.sizes)
     if (n < 1 || n > 65536) throw std::invalid_argument("--sizes: " + std::to_string(n) + " is out of range");
   for (const std::string& scalar : s.scalars)
     if (scalar != "f32" && scalar != "f64" && scalar != "c32" && scalar != "c64")
       throw std::invalid_argument("--scalars: unknown scalar \"" + scalar + "\" (f32, f64, c32, c64)");
+  for (const std::string& memory : s.memories)
+    if (memory != "pageable" && memory != "pinned")
+      throw std::invalid_argument("--memory: unknown mode \"" + memory + "\" (pageable, pinned)");
   for (const std::string& system : s.systems)
-    if (system != "egpu-own" && system != "egpu-cublas")
-      throw std::invalid_argument("--systems: unknown system \"" + system + "\" (egpu-own, egpu-cublas)");
+    if (std::find(kAllSystems.begin(), kAllSystems.end(), system) == kAllSystems.end())
+      throw std::invalid_argument("--systems: unknown system \"" + system +
+                                  "\" (cpu-eigen, cublasxt, egpu-own, egpu-cublas)");
+  for (long b : s.xt_blocks)
+    if (b < 64 || b > 65536) throw std::invalid_argument("--xt-blocks: " + std::to_string(b) + " is out of range");
+  if (s.sizes.empty() || s.scalars.empty() || s.memories.empty() || s.systems.empty() || s.xt_blocks.empty())
+    throw std::invalid_argument("--sizes, --scalars, --memory, --systems and --xt-blocks must not be empty");
   if (s.repeats < 1) throw std::invalid_argument("--repeats must be at least 1");
   if (s.warmups < 0) throw std::invalid_argument("--warmups must not be negative");
+  if (s.cpu_max < 0) throw std::invalid_argument("--cpu-max must not be negative");
+  if (s.bw_mib < 1 || s.bw_mib > 16384) throw std::invalid_argument("--bw-mib must be 1..16384");
   return s;
+}
+
+std::string ratio(double numerator, double denominator) {
+  return numerator > 0 && denominator > 0 ? format("%.2fx", numerator / denominator) : "-";
 }
 
 }  // namespace
@@ -150,9 +347,10 @@ int run_product(int argc, char** argv) {
   Args args(argc, argv);
   if (args.flag("help")) {
     std::fputs(kUsage, stdout);
+    std::fputs(kPipelineOptionsUsage, stdout);
     return 0;
   }
-  const Settings settings = parse(args);
+  Settings settings = parse(args);
   const int threads = static_cast<int>(args.integer("threads", 0));
   const std::string csv_file = args.text("csv", "");
   const std::string csv_dir = args.text("csv-dir", "");
@@ -160,47 +358,103 @@ int run_product(int argc, char** argv) {
   args.finish();
 
   const RunInfo info = gather_run_info(threads);
+  settings.gpu = egpu::has_device();
   std::printf("egpu-bench product: device %s, commit %s, %s, CPU Eigen %d.%d.%d on %d threads\n",
               info.device.c_str(), info.commit.c_str(), info.date.c_str(), EIGEN_WORLD_VERSION,
               EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION, info.cpu_threads);
-  std::printf("wall-clock per host-resident call, median of %d after %d warm-up(s); CPU Eigen runs once above N=%ld\n",
+  std::printf("wall-clock per host-resident call, median of %d after %d warm-up(s); CPU Eigen runs once above N=%ld",
               settings.repeats, settings.warmups, settings.cpu_full_max);
-  if (!egpu::has_device()) std::printf("no usable GPU: the egpu systems run on CPU Eigen\n");
+  if (settings.cpu_max > 0) std::printf(" and not at all above N=%ld", settings.cpu_max);
+  std::printf("\negpu pipeline options: %s\n", describe_pipeline_options(settings.pipeline).c_str());
+  if (!settings.gpu) {
+    std::printf("NO USABLE GPU: the GPU systems (cublasxt, egpu-own, egpu-cublas) and the pinned mode are "
+                "SKIPPED; CPU Eigen only\n");
+    settings.systems = {"cpu-eigen"};
+    settings.memories = {"pageable"};
+  } else {
+    try {
+      settings.bandwidth = gpu::measure_bandwidth(static_cast<std::size_t>(settings.bw_mib) << 20, 5);
+      std::printf("pinned copy bandwidth (%ld MiB, median of 5): H2D %.1f GB/s, D2H %.1f GB/s\n", settings.bw_mib,
+                  settings.bandwidth.h2d / 1e9, settings.bandwidth.d2h / 1e9);
+    } catch (const std::exception& e) {
+      settings.bandwidth = gpu::Bandwidth{};
+      std::printf("pinned copy bandwidth: FAILED (%s); no floors\n", e.what());
+    }
+  }
   std::fflush(stdout);
 
   std::unique_ptr<Csv> csv;
   if (!no_csv) {
     const std::string path = csv_file.empty() ? default_csv_path("product", info, csv_dir) : csv_file;
-    csv = std::make_unique<Csv>(path, std::vector<std::string>{"date", "device", "commit", "scalar", "shape", "system",
-                                                               "seconds", "tflops", "rel_error", "repeats", "status"});
+    csv = std::make_unique<Csv>(
+        path, std::vector<std::string>{"date", "device", "commit", "scalar", "shape", "memory", "system", "seconds",
+                                       "tflops", "floor_seconds", "floor_bound", "x_floor", "vs_cublasxt", "vs_cpu",
+                                       "rel_error", "error_ref", "repeats", "status", "egpu_options", "note"});
   }
 
-  Table table({"N", "scalar", "system", "seconds", "TFLOP/s", "vs CPU", "rel.error", "runs", "note"});
+  Table table({"N", "scalar", "memory", "system", "seconds", "TFLOP/s", "x floor", "vs cuBLASXt", "vs CPU",
+               "rel.error", "runs", "note"});
+  Table floor_table({"N", "scalar", "backend", "device GEMM s", "GEMM TFLOP/s", "H2D s", "D2H s", "floor s", "bound"});
+  const std::string options_text = describe_pipeline_options(settings.pipeline);
   bool all_ok = true;
   for (const std::string& scalar : settings.scalars) {
     for (long n : settings.sizes) {
-      const std::vector<Measurement> results = run_case(n, scalar, settings);
-      const double cpu_seconds = results.front().seconds;
-      for (const Measurement& m : results) {
+      const CaseResult result = run_case(n, scalar, settings);
+      const double flops = product_flops(n, scalar);
+      for (const Floor& f : result.floors)
+        floor_table.add({std::to_string(n), scalar, f.backend, f.gemm > 0 ? format("%.4g", f.gemm) : "-",
+                         f.gemm > 0 ? format("%.2f", flops / f.gemm / 1e12) : "-",
+                         f.h2d > 0 ? format("%.4g", f.h2d) : "-", f.d2h > 0 ? format("%.4g", f.d2h) : "-",
+                         f.ok() ? format("%.4g", f.seconds()) : "-", f.ok() ? f.bound() : "FAILED: " + f.error});
+      for (const Measurement& m : result.rows) {
         const bool timed = m.runs > 0;
-        const double tflops = timed ? flops(n, scalar) / m.seconds / 1e12 : 0.0;
-        const bool reference = m.rel_error < 0 && !m.failed;
-        table.add({std::to_string(n), scalar, m.system, timed ? format("%.6f", m.seconds) : "-",
-                   timed ? format("%.3f", tflops) : "-", timed ? format("%.2fx", cpu_seconds / m.seconds) : "-",
-                   reference ? "ref" : timed ? format("%.1e", m.rel_error) : "-", std::to_string(m.runs), m.note});
-        if (csv)
-          csv->add({info.date, info.device, info.commit, scalar, format("%ldx%ldx%ld", n, n, n), m.system,
+        double cpu_seconds = 0, xt_seconds = 0;
+        for (const Measurement& other : result.rows) {
+          if (other.memory != m.memory || other.runs == 0) continue;
+          if (other.system == "cpu-eigen") cpu_seconds = other.seconds;
+          if (other.system == "cublasxt" && !other.failed) xt_seconds = other.seconds;
+        }
+        const double tflops = timed ? flops / m.seconds / 1e12 : 0.0;
+        const std::string x_floor = timed ? ratio(m.seconds, m.floor) : "-";
+        const std::string vs_xt = timed ? ratio(xt_seconds, m.seconds) : "-";
+        const std::string vs_cpu = timed ? ratio(cpu_seconds, m.seconds) : "-";
+        std::string error = "-";
+        if (m.reference) error = "ref";
+        else if (m.rel_error >= 0 || std::isnan(m.rel_error))
+          error = format("%.1e", m.rel_error) + (m.error_ref == "cpu-eigen" ? "" : " (vs " + m.error_ref + ")");
+        table.add({std::to_string(n), scalar, m.memory, m.system, timed ? format("%.6f", m.seconds) : "-",
+                   timed ? format("%.3f", tflops) : "-", x_floor, vs_xt, vs_cpu, error, std::to_string(m.runs),
+                   m.note});
+        if (csv) {
+          const std::string status = m.skipped  ? "skipped"
+                                     : m.failed ? (timed ? "wrong" : "failed")
+                                     : m.reference ? "reference"
+                                                   : "ok";
+          std::string note = m.note;
+          for (char& ch : note)
+            if (ch == ',' || ch == '\n') ch = ';';  // plain cells: scripts/plot.sh splits on commas
+          const bool has_error = !m.reference && (m.rel_error >= 0 || std::isnan(m.rel_error));
+          csv->add({info.date, info.device, info.commit, scalar, format("%ldx%ldx%ld", n, n, n), m.memory, m.system,
                     timed ? format("%.6g", m.seconds) : "", timed ? format("%.4g", tflops) : "",
-                    reference || !timed ? "" : format("%.3g", m.rel_error), std::to_string(m.runs),
-                    m.failed ? (timed ? "wrong" : "failed") : (reference ? "reference" : "ok")});
+                    m.floor > 0 ? format("%.6g", m.floor) : "", m.floor > 0 ? m.floor_bound : "",
+                    timed && m.floor > 0 ? format("%.4g", m.seconds / m.floor) : "",
+                    timed && xt_seconds > 0 ? format("%.4g", xt_seconds / m.seconds) : "",
+                    timed && cpu_seconds > 0 ? format("%.4g", cpu_seconds / m.seconds) : "",
+                    has_error ? format("%.3g", m.rel_error) : "", has_error ? m.error_ref : "",
+                    std::to_string(m.runs), status, m.system.rfind("egpu-", 0) == 0 ? options_text : "", note});
+        }
         all_ok = all_ok && !m.failed;
       }
-      // Progress on stderr: the table comes at the end.
       std::fprintf(stderr, "  done: N=%ld %s\n", n, scalar.c_str());
     }
   }
   std::printf("\n");
   table.print(stdout);
+  if (settings.gpu) {
+    std::printf("\nfloors (device GEMM: own = egpu::kernels::gemm_tiled, cublas = cublas<t>gemm default math; "
+                "H2D = (A + B) / pinned H2D rate, D2H = C / pinned D2H rate)\n");
+    floor_table.print(stdout);
+  }
   if (csv) std::printf("\nCSV: %s\n", csv->path().c_str());
   if (!all_ok) std::printf("\nSOME RESULTS ARE WRONG OR FAILED (see the note column)\n");
   return all_ok ? 0 : 1;

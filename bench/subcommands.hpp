@@ -1,4 +1,4 @@
-// egpu-bench's subcommands, one source file each. To add one (gemm, ooc):
+// egpu-bench's subcommands, one source file each. To add one:
 // write <name>.cpp with `int run_<name>(int argc, char** argv)` (argv[0] is
 // the subcommand's name), declare it here, list it in main.cpp's table and
 // in CMakeLists.txt.
@@ -6,7 +6,11 @@
 
 namespace egpu_bench {
 
-// Host-resident square products, CPU Eigen vs egpu (own kernel, cuBLAS).
+// Host-resident square products: CPU Eigen, cuBLASXt and egpu (own kernel,
+// cuBLAS), pageable and pinned, against each backend's floor.
 int run_product(int argc, char** argv);
+
+// egpu's out-of-core path (Options::device_memory_limit) against in-core.
+int run_ooc(int argc, char** argv);
 
 }  // namespace egpu_bench

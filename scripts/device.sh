@@ -12,6 +12,8 @@
 #   sanitize   memcheck and racecheck (or name one: memcheck, racecheck) on
 #              each GPU test with EGPU_TEST_SCALE=0.05
 #   bench      egpu-bench product (arguments after -- are passed on)
+#   ooc        egpu-bench ooc: out-of-core against in-core (not in the
+#              default list; EGPU_OOC_ARGS passes it options)
 #
 # Environment:
 #   EGPU_BUILD_DIR         build folder (default build-dev in the repository)
@@ -21,8 +23,12 @@
 #   EGPU_SANITIZE_TIMEOUT  seconds per test under a sanitizer (default 300)
 #   EGPU_SANITIZE_EXCLUDE  ctest label regex of GPU tests the sanitizers skip
 #                          (e.g. large; default: none skipped)
+#   EGPU_OOC_ARGS          options of egpu-bench ooc, word-split (e.g.
+#                          "--sizes 8192 --scalars f64")
 #
 # Example: scripts/device.sh tests sanitize bench -- --sizes 1024,4096,8192
+# Plot a product CSV afterwards (development machine, gnuplot):
+#   scripts/plot.sh <OUT>/product-<date>-<device>.csv
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -31,9 +37,9 @@ bench_args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --) shift; bench_args=("$@"); break ;;
-    build | info | tests | sanitize | memcheck | racecheck | bench) sections+=("$1") ;;
+    build | info | tests | sanitize | memcheck | racecheck | bench | ooc) sections+=("$1") ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "device.sh: unknown section \"$1\" (build info tests sanitize memcheck racecheck bench)" >&2; exit 2 ;;
+    *) echo "device.sh: unknown section \"$1\" (build info tests sanitize memcheck racecheck bench ooc)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -143,6 +149,13 @@ section_bench() {
   "$bench" product --csv-dir "$out" "${bench_args[@]}"
 }
 
+section_ooc() {
+  local bench=$build_dir/bench/egpu-bench
+  [ -x "$bench" ] || { echo "device.sh: $bench not built" >&2; return 1; }
+  # shellcheck disable=SC2086 # EGPU_OOC_ARGS is a list of words
+  "$bench" ooc --csv-dir "$out" ${EGPU_OOC_ARGS:-}
+}
+
 # ---- run ------------------------------------------------------------------
 
 run_section() {  # run_section <name> <function> [args]: logs to $out/<name>.log
@@ -164,6 +177,7 @@ for section in "${sections[@]}"; do
     sanitize) run_section memcheck sanitize_with memcheck; run_section racecheck sanitize_with racecheck ;;
     memcheck | racecheck) run_section "$section" sanitize_with "$section" ;;
     bench) run_section bench section_bench ;;
+    ooc) run_section ooc section_ooc ;;
   esac
 done
 

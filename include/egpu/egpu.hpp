@@ -16,6 +16,7 @@
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
 #include "egpu/options.hpp"
+#include "egpu/pin.hpp"
 
 namespace egpu {
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace egpu {
 
@@ -16,6 +17,19 @@ struct Options {
   // Device memory one call may use, in bytes; 0 takes what the device has
   // free. A product larger than this is tiled through it (out-of-core).
   std::size_t device_memory_limit = 0;
+  // Streams of the pipeline: 1 runs copies and kernels in order on one
+  // stream; 2 puts copies on one and kernels on the other; 3 or more give
+  // uploads, downloads and kernels streams of their own (kernels of
+  // different C tiles alternate over the rest). 0 chooses from the device's
+  // copy engines.
+  int streams = 0;
+  // Edge of the C tiles and depth of the k pieces the pipeline moves; 0
+  // chooses from the shape.
+  std::int64_t panel = 0;
+  std::int64_t k_panel = 0;
+  // Host threads that copy between the user's pageable memory and pinned
+  // staging buffers; 0 uses every hardware thread.
+  int staging_threads = 0;
 };
 
 }  // namespace egpu

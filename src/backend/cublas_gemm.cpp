@@ -54,8 +54,9 @@ cublasStatus_t call(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
 }  // namespace
 
 template <class T>
-void cublas_gemm(const kernels::GemmArgs<T>& args, runtime::Context& ctx) {
+void cublas_gemm(const kernels::GemmArgs<T>& args, runtime::Context& ctx, cudaStream_t stream) {
   if (args.m == 0 || args.n == 0) return;
+  runtime::cublas_check(cublasSetStream(ctx.cublas(), stream), "cublasSetStream");
   const T beta = args.beta_is_zero ? T{} : args.beta;  // cuBLAS reads no C when beta is exactly zero
   // cuBLAS wants lda >= 1 and a valid ld even when k == 0.
   runtime::cublas_check(
@@ -65,9 +66,9 @@ void cublas_gemm(const kernels::GemmArgs<T>& args, runtime::Context& ctx) {
       "cublas gemm");
 }
 
-template void cublas_gemm<float>(const kernels::GemmArgs<float>&, runtime::Context&);
-template void cublas_gemm<double>(const kernels::GemmArgs<double>&, runtime::Context&);
-template void cublas_gemm<kernels::cfloat>(const kernels::GemmArgs<kernels::cfloat>&, runtime::Context&);
-template void cublas_gemm<kernels::cdouble>(const kernels::GemmArgs<kernels::cdouble>&, runtime::Context&);
+template void cublas_gemm<float>(const kernels::GemmArgs<float>&, runtime::Context&, cudaStream_t);
+template void cublas_gemm<double>(const kernels::GemmArgs<double>&, runtime::Context&, cudaStream_t);
+template void cublas_gemm<kernels::cfloat>(const kernels::GemmArgs<kernels::cfloat>&, runtime::Context&, cudaStream_t);
+template void cublas_gemm<kernels::cdouble>(const kernels::GemmArgs<kernels::cdouble>&, runtime::Context&, cudaStream_t);
 
 }  // namespace egpu::backend

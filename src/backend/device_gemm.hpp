@@ -12,10 +12,11 @@ namespace egpu::backend {
 // has no conjugate-without-transpose op; the own kernel has).
 inline bool conjugates_col_major(Backend backend) { return backend == Backend::own; }
 
+// Queues the product on `stream` (one of ctx's streams).
 template <class T>
-void device_gemm(Backend backend, const kernels::GemmArgs<T>& args, runtime::Context& ctx);
+void device_gemm(Backend backend, const kernels::GemmArgs<T>& args, runtime::Context& ctx, cudaStream_t stream);
 
 template <class T>
-void cublas_gemm(const kernels::GemmArgs<T>& args, runtime::Context& ctx);
+void cublas_gemm(const kernels::GemmArgs<T>& args, runtime::Context& ctx, cudaStream_t stream);
 
 }  // namespace egpu::backend

@@ -1,6 +1,7 @@
-// Runs a host-resident product: plans tiles through the device budget,
-// then for each step uploads the pieces the device lacks, multiplies, and
-// brings finished C tiles back into the user's memory.
+// Runs a host-resident product as a pipeline (planner/pipeline_plan.hpp):
+// uploads on one stream, kernels on others, downloads on their own, all in
+// flight together; staging threads move pageable data through pinned
+// slots, and a writer thread puts finished C tiles into the destination.
 #pragma once
 
 #include "egpu/detail/gemm_descriptor.hpp"

@@ -19,35 +19,42 @@ void cublas_check(cublasStatus_t status, const char* what) {
 
 Context::Context(int device) : m_device(device) {
   cuda_check(cudaSetDevice(device), "cudaSetDevice");
-  cuda_check(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  (void)stream(0);
 }
 
 Context::~Context() {
   // Teardown at thread or process exit: nothing can be reported, and the
   // CUDA runtime may already be shutting down.
-  for (StagingSlot& slot : m_slots)
-    if (slot.done != nullptr) (void)cudaEventDestroy(slot.done);
+  for (auto* slots : {&m_up, &m_down})
+    for (StagingSlot& slot : *slots)
+      if (slot.done != nullptr) (void)cudaEventDestroy(slot.done);
   if (m_cublas != nullptr) (void)cublasDestroy(m_cublas);
-  if (m_stream != nullptr) (void)cudaStreamDestroy(m_stream);
+  for (cudaStream_t s : m_streams) (void)cudaStreamDestroy(s);
+}
+
+cudaStream_t Context::stream(int i) {
+  while (static_cast<int>(m_streams.size()) <= i) {
+    cudaStream_t s = nullptr;
+    cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    m_streams.push_back(s);
+  }
+  return m_streams[static_cast<std::size_t>(i)];
 }
 
 cublasHandle_t Context::cublas() {
-  if (m_cublas == nullptr) {
-    cublas_check(cublasCreate(&m_cublas), "cublasCreate");
-    cublas_check(cublasSetStream(m_cublas, m_stream), "cublasSetStream");
-  }
+  if (m_cublas == nullptr) cublas_check(cublasCreate(&m_cublas), "cublasCreate");
   return m_cublas;
 }
 
-std::array<StagingSlot, 2>& Context::staging() {
-  if (!m_slots_ready) {
-    for (StagingSlot& slot : m_slots) {
+std::vector<StagingSlot>& Context::ring(std::vector<StagingSlot>& slots) {
+  if (slots.empty()) {
+    slots.resize(kRingSlots);
+    for (StagingSlot& slot : slots) {
       slot.block = acquire_pinned(kSlotBytes);
       cuda_check(cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming), "cudaEventCreate");
     }
-    m_slots_ready = true;
   }
-  return m_slots;
+  return slots;
 }
 
 Context& thread_context() {

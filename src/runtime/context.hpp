@@ -7,8 +7,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <array>
 #include <cstddef>
+#include <vector>
 
 #include "runtime/pinned_pool.hpp"
 
@@ -23,7 +23,8 @@ struct StagingSlot {
 
 class Context {
  public:
-  static constexpr std::size_t kSlotBytes = std::size_t(32) << 20;
+  static constexpr std::size_t kSlotBytes = std::size_t(16) << 20;
+  static constexpr int kRingSlots = 4;
 
   explicit Context(int device);
   ~Context();
@@ -31,16 +32,20 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   int device() const { return m_device; }
-  cudaStream_t stream() const { return m_stream; }
-  cublasHandle_t cublas();  // created on first use, bound to stream()
-  std::array<StagingSlot, 2>& staging();  // allocated on first use
+  // The context's i-th stream, created on first use (non-blocking).
+  cudaStream_t stream(int i = 0);
+  cublasHandle_t cublas();  // created on first use
+  // Two rings of pinned slots: one for uploads, one for downloads, so that
+  // a thread writing results back never waits for the uploads' slots.
+  std::vector<StagingSlot>& up_ring() { return ring(m_up); }
+  std::vector<StagingSlot>& down_ring() { return ring(m_down); }
 
  private:
+  std::vector<StagingSlot>& ring(std::vector<StagingSlot>& slots);
   int m_device;
-  cudaStream_t m_stream = nullptr;
+  std::vector<cudaStream_t> m_streams;
   cublasHandle_t m_cublas = nullptr;
-  std::array<StagingSlot, 2> m_slots;
-  bool m_slots_ready = false;
+  std::vector<StagingSlot> m_up, m_down;
 };
 
 // The calling thread's context on the selected device (made current).

@@ -1,61 +1,112 @@
-// The GEMM planner (src/planner), pure C++: for random problems and device
-// budgets, every element of C is covered by exactly one tile, the k-panels
-// of each C tile cover [0, k) once and in order, the tiles fit the budget,
-// the byte counts match the steps, and uploads are skipped only when the
-// piece is already on the device from the step before.
+// The pipeline planner (src/planner/pipeline_plan), pure C++. Each plan is
+// checked by replaying its operations in issue order against a model of the
+// device slots:
+//  - every multiply reads, in its A slot, the A piece (i0..i0+mi, p0..p0+kp)
+//    and in its B slot the B piece (p0..p0+kp, j0..j0+nj): the last upload
+//    into each slot was exactly that piece;
+//  - the multiplies of a C tile cover k = [0, k) in order, with first_k /
+//    last_k right, all in the tile's C slot; upload_c into that slot comes
+//    before the first one exactly when reads_c; a C slot takes a new tile
+//    only after the previous one went down;
+//  - each tile goes down once, right after (the next operation) its last
+//    multiply; tiles are numbered in order of appearance and partition C;
+//  - slots in range, piece sizes within mb/nb/kb (the largest used);
+//    device_bytes is the slot formula and within the budget; h2d_bytes and
+//    d2h_bytes are the sums over the operations;
+//  - in_core exactly when every byte of A, B (and C when read) goes up
+//    once, and always when all pieces of the chosen tiles fit the budget;
+//  - the first multiply comes early: after a small part of the inputs;
+//  - a budget below the smallest pieces throws egpu::error.
+// Random problems (1 .. ~5000, odd sizes, 1), elements of 4/8/16 bytes,
+// budgets from tiny (but feasible) to huge, explicit panels now and then.
+// Fresh seed each run (printed); replay with EGPU_TEST_SEED.
 #define BOOST_TEST_MODULE planner
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "egpu/error.hpp"
-#include "planner/gemm_plan.hpp"
+#include "planner/pipeline_plan.hpp"
 
-using egpu::planner::GemmPlan;
 using egpu::planner::GemmProblem;
-using egpu::planner::GemmStep;
-using egpu::planner::for_each_step;
-using egpu::planner::plan_gemm;
+using egpu::planner::Op;
+using egpu::planner::OpKind;
+using egpu::planner::PipelineLimits;
+using egpu::planner::PipelinePlan;
+using egpu::planner::plan_pipeline;
+using i64 = std::int64_t;
 
 namespace {
 
 std::mt19937_64& rng() {
-  static std::mt19937_64 g(std::random_device{}());
+  static std::mt19937_64 g = [] {
+    std::uint64_t seed = (std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    if (const char* s = std::getenv("EGPU_TEST_SEED"); s != nullptr && *s != '\0') seed = std::strtoull(s, nullptr, 0);
+    std::printf("planner_test: seed %llu (replay with EGPU_TEST_SEED)\n", static_cast<unsigned long long>(seed));
+    std::fflush(stdout);
+    return std::mt19937_64(seed);
+  }();
   return g;
 }
-std::int64_t uniform(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng()); }
+i64 uniform(i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng()); }
+i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
-std::int64_t random_dim() {
-  switch (uniform(0, 5)) {
-    case 0: return uniform(1, 4);
-    case 1: return uniform(1, 200);
-    case 2: return uniform(100, 3000);
-    case 3: return 128 * uniform(1, 40) + uniform(-1, 1);  // around the granule
-    case 4: return uniform(3000, 60000);
-    default: return uniform(1, 1000);
+i64 random_dim() {
+  switch (uniform(0, 6)) {
+    case 0: return 1;
+    case 1: return uniform(1, 9);
+    case 2: return uniform(2, 300) | 1;                  // odd
+    case 3: return 128 * uniform(1, 39) + uniform(-1, 1);  // around the kernels' granule
+    case 4: return uniform(1000, 5000) | 1;
+    default: return uniform(1, 5000);
   }
 }
 
-std::string describe(const GemmProblem& p, std::int64_t budget) {
+std::string describe(const GemmProblem& p, const PipelineLimits& l) {
   std::ostringstream s;
   s << "m=" << p.m << " n=" << p.n << " k=" << p.k << " elem=" << p.elem_size << " reads_c=" << p.reads_c
-    << " budget=" << budget;
+    << " budget=" << l.device_budget_bytes << " panel=" << l.panel << " k_panel=" << l.k_panel;
+  return s.str();
+}
+std::string describe_plan(const PipelinePlan& plan) {
+  std::ostringstream s;
+  s << " -> mb=" << plan.mb << " nb=" << plan.nb << " kb=" << plan.kb << " slots a/b/c=" << plan.slots_a << "/"
+    << plan.slots_b << "/" << plan.slots_c << " device_bytes=" << plan.device_bytes << " ops=" << plan.ops.size()
+    << " in_core=" << plan.in_core;
+  return s.str();
+}
+const char* kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::upload_a: return "upload_a";
+    case OpKind::upload_b: return "upload_b";
+    case OpKind::upload_c: return "upload_c";
+    case OpKind::multiply: return "multiply";
+    default: return "download_c";
+  }
+}
+std::string op_text(std::size_t at, const Op& op) {
+  std::ostringstream s;
+  s << "op #" << at << " " << kind_name(op.kind) << " slot=" << op.slot << " a_slot=" << op.a_slot
+    << " b_slot=" << op.b_slot << " tile=" << op.tile << " i0=" << op.i0 << " mi=" << op.mi << " j0=" << op.j0
+    << " nj=" << op.nj << " p0=" << op.p0 << " kp=" << op.kp << " first_k=" << op.first_k << " last_k=" << op.last_k;
   return s.str();
 }
 
-// Checks intervals [start, start+len) partition [0, total): sorted, no gap, no overlap.
-bool partitions(std::vector<std::pair<std::int64_t, std::int64_t>> iv, std::int64_t total) {
+// Whether the intervals [start, start + len) partition [0, total).
+bool partitions(std::vector<std::pair<i64, i64>> iv, i64 total) {
   std::sort(iv.begin(), iv.end());
-  std::int64_t at = 0;
+  i64 at = 0;
   for (const auto& [start, len] : iv) {
     if (start != at || len <= 0) return false;
     at += len;
@@ -63,160 +114,452 @@ bool partitions(std::vector<std::pair<std::int64_t, std::int64_t>> iv, std::int6
   return at == total;
 }
 
-// All the invariants of one plan. Returns false (after BOOST_TEST reports)
-// on the first broken one, so that one bad plan does not flood the log.
-bool check_plan(const GemmProblem& p, std::int64_t budget, const GemmPlan& plan) {
-  const std::string what = describe(p, budget);
-  const std::int64_t e = p.elem_size;
+struct Piece {  // the region of an A piece (r0, rn = rows; p0, kp) or B piece (p0, kp; r0, rn = columns)
+  i64 r0 = -1, rn = -1, p0 = -1, kp = -1;
+  bool read = false;  // by a multiply since it went up
+  bool operator==(const Piece& o) const { return r0 == o.r0 && rn == o.rn && p0 == o.p0 && kp == o.kp; }
+};
+struct TileState {
+  i64 i0, mi, j0, nj;
+  std::int32_t slot;
+  bool c_uploaded = false;
+  i64 next_p = 0;  // where the next multiply must start in k
+  bool downloaded = false;
+};
+
+// What the check found, beyond pass / fail.
+struct Facts {
+  double first_multiply_fraction = 0;  // input bytes uploaded before the first multiply / all input bytes
+  i64 multiplies = 0;
+};
+
+// Replays the plan against a model of the slots and checks every invariant.
+// Reports (one BOOST_TEST) the first broken invariant and returns false.
+bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelinePlan& plan, Facts* facts = nullptr) {
+  const i64 e = p.elem_size;
   bool ok = true;
+  std::string first_failure;
   auto expect = [&](bool cond, const std::string& msg) {
-    if (!cond && ok) BOOST_TEST(cond, what << ": " << msg);
+    if (!cond && ok) first_failure = msg;
     ok = ok && cond;
+    return cond;
   };
-  expect(plan.mb > 0 && plan.nb > 0 && plan.kb > 0, "tile sizes are positive");
+  auto report = [&] {
+    if (!ok) BOOST_TEST(false, describe(p, lim) << describe_plan(plan) << ": " << first_failure);
+    return ok;
+  };
+
   expect(plan.problem.m == p.m && plan.problem.n == p.n && plan.problem.k == p.k &&
              plan.problem.elem_size == p.elem_size && plan.problem.reads_c == p.reads_c,
-         "plan.problem is the problem");
-  const std::int64_t dev = (plan.mb * plan.kb + plan.kb * plan.nb + plan.mb * plan.nb) * e;
-  expect(dev <= budget, "tiles need " + std::to_string(dev) + " bytes, over the budget");
-  expect(dev == plan.device_bytes, "device_bytes " + std::to_string(plan.device_bytes) + " != " + std::to_string(dev));
-  if (!ok) return false;
+         "plan.problem is not the problem");
+  expect(plan.mb >= 1 && plan.mb <= p.m && plan.nb >= 1 && plan.nb <= p.n && plan.kb >= 1 && plan.kb <= p.k,
+         "tile sizes outside [1, m/n/k]");
+  expect(plan.slots_a >= 1 && plan.slots_b >= 1 && plan.slots_c >= 1, "a slot count is below 1");
+  if (!ok) return report();
+  const i64 formula = (i64(plan.slots_a) * plan.mb * plan.kb + i64(plan.slots_b) * plan.kb * plan.nb +
+                       i64(plan.slots_c) * plan.mb * plan.nb) *
+                      e;
+  expect(plan.device_bytes == formula,
+         "device_bytes " + std::to_string(plan.device_bytes) + " != slot formula " + std::to_string(formula));
+  expect(plan.device_bytes <= lim.device_budget_bytes, "device_bytes over the budget");
+  // An explicit panel bounds the tiles, rounded up to the kernels' granule
+  // of 128 (the planner balances the tiles and rounds them up to it).
+  auto granule = [](i64 x) { return x < 128 ? x : ceil_div(x, 128) * 128; };
+  if (lim.panel > 0)
+    expect(plan.mb <= granule(lim.panel) && plan.nb <= granule(lim.panel), "C tiles larger than the panel asked for");
+  if (lim.k_panel > 0) expect(plan.kb <= granule(lim.k_panel), "k pieces deeper than the k_panel asked for");
+  if (!ok) return report();
 
-  // Walk the steps.
-  std::int64_t steps = 0, h2d = 0, d2h = 0;
-  std::vector<GemmStep> all;
-  for_each_step(plan, [&](const GemmStep& s) {
-    ++steps;
-    all.push_back(s);
-    if (s.upload_a) h2d += s.mi * s.kp * e;
-    if (s.upload_b) h2d += s.kp * s.nj * e;
-    if (s.upload_c) h2d += s.mi * s.nj * e;
-    if (s.last_k) d2h += s.mi * s.nj * e;
-  });
-  expect(steps == plan.steps, "plan.steps " + std::to_string(plan.steps) + " != " + std::to_string(steps) + " steps");
-  expect(h2d == plan.h2d_bytes, "h2d_bytes " + std::to_string(plan.h2d_bytes) + " != " + std::to_string(h2d));
-  expect(d2h == plan.d2h_bytes, "d2h_bytes " + std::to_string(plan.d2h_bytes) + " != " + std::to_string(d2h));
-  expect(d2h == p.m * p.n * e, "every C element comes back exactly once");
-
-  // Per C tile: its k-panels, in order. Tiles in bounds and within the tile sizes.
-  using Tile = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>;  // i0, mi, j0, nj
-  std::map<Tile, std::int64_t> next_k;  // next expected p0 of each C tile; -1 when finished
-  std::set<std::pair<std::int64_t, std::int64_t>> rows, cols;
-  const GemmStep* prev = nullptr;
-  for (const GemmStep& s : all) {
-    expect(s.mi > 0 && s.nj > 0 && s.kp > 0, "step sizes are positive");
-    expect(s.mi <= plan.mb && s.nj <= plan.nb && s.kp <= plan.kb, "step within the tile sizes");
-    expect(s.i0 >= 0 && s.i0 + s.mi <= p.m && s.j0 >= 0 && s.j0 + s.nj <= p.n && s.p0 >= 0 && s.p0 + s.kp <= p.k,
-           "step inside the problem");
-    const Tile t{s.i0, s.mi, s.j0, s.nj};
-    auto it = next_k.find(t);
-    const std::int64_t expected_p0 = it == next_k.end() ? 0 : it->second;
-    expect(expected_p0 >= 0, "a C tile gets a k-panel after its last one");
-    expect(s.p0 == expected_p0, "k-panels of a C tile in order, without gaps or repeats (p0 " + std::to_string(s.p0) +
-                                    ", expected " + std::to_string(expected_p0) + ")");
-    expect(s.first_k == (s.p0 == 0), "first_k marks the first k-panel");
-    expect(s.last_k == (s.p0 + s.kp == p.k), "last_k marks the last k-panel");
-    expect(s.upload_c == (p.reads_c && s.first_k), "C goes up exactly when it is read, before its first k-panel");
-    next_k[t] = s.last_k ? -1 : s.p0 + s.kp;
-    rows.insert({s.i0, s.mi});
-    cols.insert({s.j0, s.nj});
-    // A piece not uploaded must be the one already on the device.
-    if (!s.upload_a)
-      expect(prev != nullptr && prev->i0 == s.i0 && prev->mi == s.mi && prev->p0 == s.p0 && prev->kp == s.kp,
-             "A tile reused without being on the device");
-    if (!s.upload_b)
-      expect(prev != nullptr && prev->j0 == s.j0 && prev->nj == s.nj && prev->p0 == s.p0 && prev->kp == s.kp,
-             "B tile reused without being on the device");
-    if (!ok) return false;
-    prev = &s;
+  std::vector<Piece> a_slot(static_cast<std::size_t>(plan.slots_a)), b_slot(static_cast<std::size_t>(plan.slots_b));
+  std::vector<std::int32_t> c_slot(static_cast<std::size_t>(plan.slots_c), -1);  // tile in the slot, -1 free
+  std::vector<TileState> tiles;
+  i64 h2d = 0, d2h = 0, max_mi = 0, max_nj = 0, max_kp = 0, multiplies = 0;
+  i64 uploaded_before_first_multiply = -1;
+  const std::size_t count = plan.ops.size();
+  for (std::size_t at = 0; at < count && ok; ++at) {
+    const Op& op = plan.ops[at];
+// Checks one operation; the message is built only on failure.
+#define REQUIRE_OP(cond, msg)                          \
+  if (!(cond)) {                                       \
+    expect(false, op_text(at, op) + ": " + (msg));     \
+    break;                                             \
   }
-  for (const auto& [t, nk] : next_k) expect(nk == -1, "a C tile did not get all its k-panels");
-  // The C tiles are the grid rows x cols and nothing else: exact cover.
-  expect(partitions({rows.begin(), rows.end()}, p.m), "row ranges of the C tiles partition [0, m)");
-  expect(partitions({cols.begin(), cols.end()}, p.n), "column ranges of the C tiles partition [0, n)");
-  expect(next_k.size() == rows.size() * cols.size(), "C tiles form a grid: each element in exactly one tile");
-  expect(static_cast<std::int64_t>(rows.size()) == plan.tiles_m() &&
-             static_cast<std::int64_t>(cols.size()) == plan.tiles_n(),
-         "tiles_m()/tiles_n() agree with the steps");
-  // Small problems: count the covering of every element directly.
-  if (ok && p.m * p.n <= 1 << 20) {
-    std::vector<unsigned char> cover(static_cast<std::size_t>(p.m * p.n), 0);
-    for (const auto& [t, nk] : next_k) {
-      const auto [i0, mi, j0, nj] = t;
-      for (std::int64_t j = j0; j < j0 + nj; ++j)
-        for (std::int64_t i = i0; i < i0 + mi; ++i) ++cover[static_cast<std::size_t>(i + j * p.m)];
+    switch (op.kind) {
+      case OpKind::upload_a:
+      case OpKind::upload_b: {
+        const bool is_a = op.kind == OpKind::upload_a;
+        const i64 r0 = is_a ? op.i0 : op.j0, rn = is_a ? op.mi : op.nj, extent = is_a ? p.m : p.n;
+        const i64 limit = is_a ? plan.mb : plan.nb;
+        REQUIRE_OP(op.slot >= 0 && op.slot < (is_a ? plan.slots_a : plan.slots_b), "slot out of range");
+        REQUIRE_OP(rn >= 1 && rn <= limit && r0 >= 0 && r0 + rn <= extent, "piece rows/columns out of range");
+        REQUIRE_OP(op.kp >= 1 && op.kp <= plan.kb && op.p0 >= 0 && op.p0 + op.kp <= p.k, "piece k range out of range");
+        Piece& held = (is_a ? a_slot : b_slot)[static_cast<std::size_t>(op.slot)];
+        REQUIRE_OP(held.r0 < 0 || held.read, "overwrites a piece that no multiply read (a wasted upload)");
+        held = Piece{r0, rn, op.p0, op.kp};
+        h2d += rn * op.kp * e;
+        break;
+      }
+      case OpKind::upload_c: {
+        REQUIRE_OP(p.reads_c, "upload_c although C is not read (beta == 0)");
+        REQUIRE_OP(op.slot >= 0 && op.slot < plan.slots_c, "C slot out of range");
+        REQUIRE_OP(op.tile == static_cast<std::int32_t>(tiles.size()),
+                  "upload_c of a tile that is not the next new one (tiles are numbered in plan order; C goes up "
+                  "once, before the tile's first multiply)");
+        REQUIRE_OP(c_slot[static_cast<std::size_t>(op.slot)] == -1,
+                  "C slot still holds tile " + std::to_string(c_slot[static_cast<std::size_t>(op.slot)]) +
+                      ", not yet downloaded");
+        REQUIRE_OP(op.mi >= 1 && op.mi <= plan.mb && op.nj >= 1 && op.nj <= plan.nb && op.i0 >= 0 &&
+                      op.i0 + op.mi <= p.m && op.j0 >= 0 && op.j0 + op.nj <= p.n,
+                  "C tile out of range");
+        tiles.push_back(TileState{op.i0, op.mi, op.j0, op.nj, op.slot});
+        tiles.back().c_uploaded = true;
+        c_slot[static_cast<std::size_t>(op.slot)] = op.tile;
+        h2d += op.mi * op.nj * e;
+        break;
+      }
+      case OpKind::multiply: {
+        ++multiplies;
+        if (uploaded_before_first_multiply < 0) uploaded_before_first_multiply = h2d;
+        REQUIRE_OP(op.slot >= 0 && op.slot < plan.slots_c && op.a_slot >= 0 && op.a_slot < plan.slots_a &&
+                      op.b_slot >= 0 && op.b_slot < plan.slots_b,
+                  "slot out of range");
+        REQUIRE_OP(op.tile >= 0 && op.tile <= static_cast<std::int32_t>(tiles.size()), "tile number out of order");
+        if (op.tile == static_cast<std::int32_t>(tiles.size())) {  // a new tile
+          REQUIRE_OP(!p.reads_c, "first multiply of a tile without its upload_c (C is read)");
+          REQUIRE_OP(c_slot[static_cast<std::size_t>(op.slot)] == -1,
+                    "C slot still holds tile " + std::to_string(c_slot[static_cast<std::size_t>(op.slot)]) +
+                        ", not yet downloaded");
+          REQUIRE_OP(op.mi >= 1 && op.mi <= plan.mb && op.nj >= 1 && op.nj <= plan.nb && op.i0 >= 0 &&
+                        op.i0 + op.mi <= p.m && op.j0 >= 0 && op.j0 + op.nj <= p.n,
+                    "C tile out of range");
+          tiles.push_back(TileState{op.i0, op.mi, op.j0, op.nj, op.slot});
+          c_slot[static_cast<std::size_t>(op.slot)] = op.tile;
+        }
+        TileState& t = tiles[static_cast<std::size_t>(op.tile)];
+        REQUIRE_OP(t.i0 == op.i0 && t.mi == op.mi && t.j0 == op.j0 && t.nj == op.nj, "region is not its tile's");
+        REQUIRE_OP(op.slot == t.slot, "tile's multiplies in different C slots");
+        REQUIRE_OP(!t.downloaded, "multiply into a tile already downloaded");
+        REQUIRE_OP(op.p0 == t.next_p, "k pieces of the tile not in order (expected p0 = " + std::to_string(t.next_p) +
+                                         ")");
+        REQUIRE_OP(op.kp >= 1 && op.kp <= plan.kb && op.p0 + op.kp <= p.k, "k piece out of range");
+        REQUIRE_OP(op.first_k == (op.p0 == 0), "first_k wrong");
+        REQUIRE_OP(op.last_k == (op.p0 + op.kp == p.k), "last_k wrong");
+        Piece& a = a_slot[static_cast<std::size_t>(op.a_slot)];
+        Piece& b = b_slot[static_cast<std::size_t>(op.b_slot)];
+        a.read = b.read = true;
+        REQUIRE_OP(a == (Piece{op.i0, op.mi, op.p0, op.kp}),
+                  "A slot holds piece rows " + std::to_string(a.r0) + "+" + std::to_string(a.rn) + " k " +
+                      std::to_string(a.p0) + "+" + std::to_string(a.kp) + ", not the multiply's");
+        REQUIRE_OP(b == (Piece{op.j0, op.nj, op.p0, op.kp}),
+                  "B slot holds piece cols " + std::to_string(b.r0) + "+" + std::to_string(b.rn) + " k " +
+                      std::to_string(b.p0) + "+" + std::to_string(b.kp) + ", not the multiply's");
+        t.next_p += op.kp;
+        max_mi = std::max(max_mi, op.mi);
+        max_nj = std::max(max_nj, op.nj);
+        max_kp = std::max(max_kp, op.kp);
+        if (op.last_k) {
+          const bool next_is_download = at + 1 < count && plan.ops[at + 1].kind == OpKind::download_c &&
+                                        plan.ops[at + 1].tile == op.tile;
+          REQUIRE_OP(next_is_download, "the tile's download_c is not the next operation after its last multiply");
+        }
+        break;
+      }
+      case OpKind::download_c: {
+        REQUIRE_OP(op.tile >= 0 && op.tile < static_cast<std::int32_t>(tiles.size()), "download of an unknown tile");
+        TileState& t = tiles[static_cast<std::size_t>(op.tile)];
+        REQUIRE_OP(!t.downloaded, "tile downloaded twice");
+        REQUIRE_OP(t.next_p == p.k, "tile downloaded before all its k pieces");
+        REQUIRE_OP(op.slot == t.slot, "download from another C slot than the tile's");
+        REQUIRE_OP(t.i0 == op.i0 && t.mi == op.mi && t.j0 == op.j0 && t.nj == op.nj, "region is not its tile's");
+        t.downloaded = true;
+        c_slot[static_cast<std::size_t>(op.slot)] = -1;
+        d2h += op.mi * op.nj * e;
+        break;
+      }
+      default:
+        REQUIRE_OP(false, "unknown operation kind");
     }
-    expect(std::all_of(cover.begin(), cover.end(), [](unsigned char c) { return c == 1; }),
-           "each element of C in exactly one tile");
   }
-  return ok;
+#undef REQUIRE_OP
+  if (!ok) return report();
+
+  for (const std::vector<Piece>* slots : {&a_slot, &b_slot})
+    for (const Piece& piece : *slots) expect(piece.r0 < 0 || piece.read, "a piece went up that no multiply read");
+  for (std::size_t t = 0; t < tiles.size() && ok; ++t)
+    expect(tiles[t].downloaded, "tile " + std::to_string(t) + " never downloaded (k covered up to " +
+                                    std::to_string(tiles[t].next_p) + ")");
+  expect(h2d == plan.h2d_bytes, "h2d_bytes " + std::to_string(plan.h2d_bytes) + " != sum over uploads " +
+                                    std::to_string(h2d));
+  expect(d2h == plan.d2h_bytes, "d2h_bytes " + std::to_string(plan.d2h_bytes) + " != sum over downloads " +
+                                    std::to_string(d2h));
+  expect(d2h == p.m * p.n * e, "C does not come back exactly once");
+  if (!ok) return report();
+
+  // The C tiles are a grid of row ranges x column ranges partitioning C.
+  std::set<std::pair<i64, i64>> rows, cols;
+  std::set<std::pair<std::pair<i64, i64>, std::pair<i64, i64>>> distinct;
+  for (const TileState& t : tiles) {
+    rows.insert({t.i0, t.mi});
+    cols.insert({t.j0, t.nj});
+    distinct.insert({{t.i0, t.mi}, {t.j0, t.nj}});
+  }
+  expect(partitions({rows.begin(), rows.end()}, p.m), "row ranges of the C tiles do not partition [0, m)");
+  expect(partitions({cols.begin(), cols.end()}, p.n), "column ranges of the C tiles do not partition [0, n)");
+  expect(distinct.size() == tiles.size() && tiles.size() == rows.size() * cols.size(),
+         "C tiles are not each (row range, column range) exactly once");
+  expect(static_cast<i64>(rows.size()) == plan.tiles_m() && static_cast<i64>(cols.size()) == plan.tiles_n(),
+         "tiles_m()/tiles_n() disagree with the operations");
+  expect(max_mi == plan.mb && max_nj == plan.nb && max_kp == plan.kb,
+         "mb/nb/kb are not the largest sizes used (used " + std::to_string(max_mi) + "/" + std::to_string(max_nj) +
+             "/" + std::to_string(max_kp) + ")");
+  expect(multiplies == static_cast<i64>(tiles.size()) * plan.tiles_k(), "multiplies per tile disagree with tiles_k()");
+
+  // In core: every byte of the inputs goes up once.
+  const i64 minimum = (p.m * p.k + p.k * p.n + (p.reads_c ? p.m * p.n : 0)) * e;
+  expect(h2d >= minimum, "fewer bytes up than A, B (and C) hold");
+  expect(plan.in_core == (h2d == minimum), "in_core disagrees with the bytes uploaded");
+  const i64 tm = plan.tiles_m(), tn = plan.tiles_n(), tk = plan.tiles_k();
+  const double all_pieces = (double(tm * tk) * double(plan.mb * plan.kb) + double(tk * tn) * double(plan.kb * plan.nb) +
+                             double(tm * tn) * double(plan.mb * plan.nb)) *
+                            double(e);
+  if (all_pieces <= double(lim.device_budget_bytes))
+    expect(plan.in_core, "every piece of the chosen tiles fits the budget (" +
+                             std::to_string(static_cast<i64>(all_pieces)) + " bytes) but the plan is not in core");
+  if (facts != nullptr) {
+    facts->first_multiply_fraction = double(uploaded_before_first_multiply) / double(minimum);
+    facts->multiplies = multiplies;
+  }
+  return report();
+}
+
+// The smallest budget the random cases use, in bytes: one slot each of
+// t x t x t pieces (clipped to the problem) with at most about
+// `max_multiplies` of them, so that every plan stays quick to walk.
+i64 feasible_floor(const GemmProblem& p, double max_multiplies) {
+  i64 t = 1;
+  while (double(ceil_div(p.m, t)) * double(ceil_div(p.n, t)) * double(ceil_div(p.k, t)) > max_multiplies) t *= 2;
+  const i64 mt = std::min(p.m, t), nt = std::min(p.n, t), kt = std::min(p.k, t);
+  return (mt * kt + kt * nt + mt * nt) * p.elem_size;
+}
+
+GemmProblem random_problem() {
+  GemmProblem p;
+  p.m = random_dim();
+  p.n = random_dim();
+  p.k = random_dim();
+  p.elem_size = std::vector<i64>{4, 8, 16}[static_cast<std::size_t>(uniform(0, 2))];
+  p.reads_c = uniform(0, 1) == 1;
+  return p;
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(random_problems_and_budgets) {
-  int planned = 0, refused = 0;
+  int planned = 0, in_core = 0, early_checked = 0;
+  i64 total_ops = 0;
   for (int t = 0; t < 1500; ++t) {
-    GemmProblem p;
-    p.m = random_dim();
-    p.n = random_dim();
-    p.k = random_dim();
-    p.elem_size = std::vector<std::int64_t>{4, 8, 16}[static_cast<std::size_t>(uniform(0, 2))];
-    p.reads_c = uniform(0, 1) == 1;
-    const std::int64_t whole = (p.m * p.k + p.k * p.n + p.m * p.n) * p.elem_size;
-    std::int64_t budget;
-    switch (uniform(0, 3)) {
-      case 0: budget = whole + uniform(0, 1000); break;                          // fits
-      case 1: budget = std::max<std::int64_t>(3 * p.elem_size, whole / uniform(2, 50)); break;
-      case 2: budget = uniform(3, 5000) * p.elem_size; break;                    // tiny
-      default: budget = uniform(1, 1) << uniform(16, 34); break;                 // 64 KiB .. 16 GiB
+    const GemmProblem p = random_problem();
+    const i64 whole = (p.m * p.k + p.k * p.n + p.m * p.n) * p.elem_size;
+    PipelineLimits lim;
+    switch (uniform(0, 5)) {
+      case 0: lim.device_budget_bytes = whole; break;                                         // fits exactly
+      case 1: lim.device_budget_bytes = whole * uniform(1, 3) + uniform(0, 4096); break;     // fits
+      case 2: lim.device_budget_bytes = whole / uniform(2, 50) + uniform(0, p.elem_size); break;  // out of core
+      case 3: lim.device_budget_bytes = uniform(3, 3000) * p.elem_size + uniform(0, p.elem_size - 1); break;  // tiny
+      case 4: lim.device_budget_bytes = i64(1) << uniform(34, 37); break;                    // 16 .. 128 GiB
+      default: lim.device_budget_bytes = i64(1) << uniform(12, 28); break;                   // 4 KiB .. 256 MiB
     }
-    // Keep the step count walkable (plan_gemm walks every step): a budget
-    // that allows tiles of about (m n k / 1e5) elements' volume at least.
-    const double volume = double(p.m) * double(p.n) * double(p.k);
-    if (volume > 1e5)
-      budget = std::max<std::int64_t>(budget, static_cast<std::int64_t>(12.0 * double(p.elem_size) *
-                                                                         std::pow(volume / 1e5, 2.0 / 3.0)));
-    GemmPlan plan;
+    // Keep each plan's operation count walkable (a few 1e4 multiplies).
+    lim.device_budget_bytes = std::max(lim.device_budget_bytes, feasible_floor(p, 1e4));
+    if (uniform(0, 3) == 0) {
+      const i64 choices[] = {uniform(1, 16), uniform(17, 300), 128 * uniform(1, 8), uniform(300, 3000)};
+      lim.panel = choices[uniform(0, 3)];
+      lim.k_panel = uniform(0, 2) == 0 ? 0 : choices[uniform(0, 3)];
+      if (double(ceil_div(p.m, lim.panel)) * double(ceil_div(p.n, lim.panel)) *
+              double(ceil_div(p.k, lim.k_panel > 0 ? lim.k_panel : 1)) >
+          2e4)
+        lim.panel = lim.k_panel = 0;
+    }
+    PipelinePlan plan;
     try {
-      plan = plan_gemm(p, budget);
-    } catch (const egpu::error&) {
-      // Only a budget below the smallest possible tile may be refused.
-      BOOST_TEST(budget < 3 * p.elem_size, describe(p, budget) << ": refused although a 1x1x1 tile fits");
-      ++refused;
+      plan = plan_pipeline(p, lim);
+    } catch (const egpu::error& e) {
+      BOOST_TEST(false, describe(p, lim) << ": refused although a plan of cube tiles fits (" << e.what() << ")");
       continue;
     }
-    if (plan.steps > 2'000'000) continue;  // huge walks are covered by smaller cases
-    if (!check_plan(p, budget, plan)) break;
+    Facts facts;
+    if (!check_plan(p, lim, plan, &facts)) break;
     ++planned;
-  }
-  BOOST_TEST_MESSAGE("planned " << planned << ", refused " << refused);
-  BOOST_TEST(planned > 1000);
-}
-
-BOOST_AUTO_TEST_CASE(a_fitting_problem_is_one_tile_with_each_byte_up_once) {
-  for (int t = 0; t < 300; ++t) {
-    GemmProblem p;
-    p.m = uniform(1, 3000);
-    p.n = uniform(1, 3000);
-    p.k = uniform(1, 3000);
-    p.elem_size = std::vector<std::int64_t>{4, 8, 16}[static_cast<std::size_t>(uniform(0, 2))];
-    p.reads_c = uniform(0, 1) == 1;
-    const std::int64_t whole = (p.m * p.k + p.k * p.n + p.m * p.n) * p.elem_size;
-    for (std::int64_t budget : {whole, whole + uniform(1, 1 << 20), whole * 3}) {
-      const GemmPlan plan = plan_gemm(p, budget);
-      const std::string what = describe(p, budget);
-      BOOST_TEST(plan.single_c_tile(), what);
-      BOOST_TEST(plan.tiles_m() == 1, what);
-      BOOST_TEST(plan.tiles_n() == 1, what);
-      BOOST_TEST(plan.tiles_k() == 1, what);
-      BOOST_TEST(plan.steps == 1, what);
-      BOOST_TEST(plan.device_bytes == whole, what);
-      BOOST_TEST(plan.h2d_bytes == (p.m * p.k + p.k * p.n + (p.reads_c ? p.m * p.n : 0)) * p.elem_size, what);
-      BOOST_TEST(plan.d2h_bytes == p.m * p.n * p.elem_size, what);
-      check_plan(p, budget, plan);
+    in_core += plan.in_core ? 1 : 0;
+    total_ops += static_cast<i64>(plan.ops.size());
+    // Large products start computing after a small part of the inputs.
+    if (p.m >= 4096 && p.n >= 4096 && p.k >= 4096 && lim.panel == 0 && lim.k_panel == 0) {
+      ++early_checked;
+      BOOST_TEST(facts.first_multiply_fraction < 0.25,
+                 describe(p, lim) << describe_plan(plan) << ": first multiply after "
+                                  << facts.first_multiply_fraction << " of the input bytes");
     }
   }
+  BOOST_TEST_MESSAGE("planned " << planned << " (" << in_core << " in core), " << total_ops << " operations, "
+                                << early_checked << " large products checked for an early first multiply");
+  BOOST_TEST(planned == 1500);
+  BOOST_TEST(in_core > 100);
+  BOOST_TEST(planned - in_core > 100);
+}
+
+// When A, B and C fit the budget together (whole = (mk + kn + mn) elem)
+// with room to spare, each byte of A, B (and C when read) crosses PCIe
+// once. At a budget of exactly `whole` (or a little more) the chosen
+// tiles, padded at the edges, may not all fit: then only check_plan's rule
+// applies (in core whenever all pieces of the chosen tiles fit).
+BOOST_AUTO_TEST_CASE(a_problem_that_fits_goes_up_once) {
+  int tight = 0, tight_in_core = 0;
+  for (int t = 0; t < 300; ++t) {
+    const GemmProblem p = random_problem();
+    const i64 whole = (p.m * p.k + p.k * p.n + p.m * p.n) * p.elem_size;
+    for (i64 budget : {whole, whole + uniform(1, 1 << 20), 2 * whole, i64(80) << 30}) {
+      PipelineLimits lim;
+      lim.device_budget_bytes = budget;
+      const PipelinePlan plan = plan_pipeline(p, lim);
+      if (!check_plan(p, lim, plan)) return;
+      if (budget < 2 * whole) {
+        ++tight;
+        tight_in_core += plan.in_core ? 1 : 0;
+        continue;
+      }
+      BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan) << ": A, B and C fit twice but the plan is not in core");
+      BOOST_TEST(plan.h2d_bytes == (p.m * p.k + p.k * p.n + (p.reads_c ? p.m * p.n : 0)) * p.elem_size,
+                 describe(p, lim) << describe_plan(plan));
+      BOOST_TEST(plan.d2h_bytes == p.m * p.n * p.elem_size, describe(p, lim));
+    }
+  }
+  BOOST_TEST_MESSAGE("budget of exactly A + B + C (or up to 1 MiB more): " << tight_in_core << " of " << tight
+                                                                           << " plans in core");
+}
+
+// The headline case: 16384^3 fp64 fits an 80 GB device; the pipeline must
+// start multiplying after a small part of the inputs arrived, not after
+// all of them. Also fp32 / complex<double>, C read or not, and through a
+// 4 GiB budget (out of core).
+BOOST_AUTO_TEST_CASE(large_products_start_early) {
+  for (i64 elem : {4, 8, 16}) {
+    for (bool reads_c : {false, true}) {
+      for (i64 budget : {i64(80) << 30, i64(4) << 30}) {
+        GemmProblem p;
+        p.m = p.n = p.k = 16384;
+        p.elem_size = elem;
+        p.reads_c = reads_c;
+        PipelineLimits lim;
+        lim.device_budget_bytes = budget;
+        const PipelinePlan plan = plan_pipeline(p, lim);
+        Facts facts;
+        if (!check_plan(p, lim, plan, &facts)) return;
+        const i64 whole = 3 * p.m * p.m * elem;
+        if (whole <= budget)
+          BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan) << ": fits but not in core");
+        BOOST_TEST(facts.first_multiply_fraction < 0.25, describe(p, lim) << describe_plan(plan)
+                                                                           << ": first multiply after "
+                                                                           << facts.first_multiply_fraction
+                                                                           << " of the input bytes");
+        BOOST_TEST_MESSAGE(describe(p, lim) << describe_plan(plan) << " first multiply after "
+                                            << facts.first_multiply_fraction << " of the inputs, h2d "
+                                            << plan.h2d_bytes << " bytes");
+      }
+    }
+  }
+  // Rectangular and odd large shapes, default panels, in core.
+  for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
+           {20001, 8191, 12289}, {4097, 30000, 4097}, {16384, 16384, 100000}, {50000, 50000, 4096}}) {
+    GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.elem_size = 8;
+    p.reads_c = true;
+    PipelineLimits lim;
+    lim.device_budget_bytes = i64(80) << 30;
+    const PipelinePlan plan = plan_pipeline(p, lim);
+    Facts facts;
+    if (!check_plan(p, lim, plan, &facts)) return;
+    BOOST_TEST(facts.first_multiply_fraction < 0.25, describe(p, lim) << describe_plan(plan)
+                                                                       << ": first multiply after "
+                                                                       << facts.first_multiply_fraction
+                                                                       << " of the input bytes");
+  }
+}
+
+// Out of core through a budget of GiBs, the pieces stay large: each
+// multiply is a kernel launch and a few events (microseconds of overhead),
+// so a plan of millions of 128^3 multiplies would be launch-bound however
+// few bytes it moves. Full tiles of at least 1024 x 1024 x 256.
+BOOST_AUTO_TEST_CASE(out_of_core_tiles_are_not_tiny) {
+  for (i64 elem : {4, 8, 16}) {
+    for (bool reads_c : {false, true}) {
+      for (i64 budget : {i64(1) << 30, i64(4) << 30}) {
+        GemmProblem p;
+        p.m = p.n = p.k = 16384;
+        p.elem_size = elem;
+        p.reads_c = reads_c;
+        PipelineLimits lim;
+        lim.device_budget_bytes = budget;
+        const PipelinePlan plan = plan_pipeline(p, lim);
+        BOOST_TEST((plan.mb >= 1024 && plan.nb >= 1024 && plan.kb >= 256),
+                   describe(p, lim) << describe_plan(plan) << ": tiles this small make the product launch-bound");
+      }
+    }
+  }
+}
+
+// Explicit panel / k_panel, from 1 up to more than the problem, through a
+// huge budget (in core: each byte up once) and a small one.
+BOOST_AUTO_TEST_CASE(explicit_panels) {
+  for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{{1000, 777, 1500}, {61, 33, 97}}) {
+    GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    for (i64 elem : {4, 16}) {
+      p.elem_size = elem;
+      for (bool reads_c : {false, true}) {
+        p.reads_c = reads_c;
+        for (i64 panel : {1, 7, 64, 128, 200, 256, 999, 5000}) {
+          for (i64 k_panel : {0, 1, 33, 128, 512, 1499, 9000}) {
+            if (ceil_div(p.m, panel) * ceil_div(p.n, panel) * ceil_div(p.k, std::max<i64>(k_panel, 128)) > 20000)
+              continue;
+            for (i64 budget : {i64(1) << 40, std::max(feasible_floor(p, 2e4), (m * k + k * n + m * n) * elem / 7)}) {
+              PipelineLimits lim;
+              lim.device_budget_bytes = budget;
+              lim.panel = panel;
+              lim.k_panel = k_panel;
+              const PipelinePlan plan = plan_pipeline(p, lim);
+              if (!check_plan(p, lim, plan)) return;
+              if (budget == i64(1) << 40) BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sizes_of_one) {
+  for (i64 elem : {4, 8, 16})
+    for (bool reads_c : {false, true})
+      for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
+               {1, 1, 1}, {1, 5000, 1}, {5000, 1, 1}, {1, 1, 5000}, {4999, 4999, 1}, {1, 3001, 4097}}) {
+        GemmProblem p;
+        p.m = m;
+        p.n = n;
+        p.k = k;
+        p.elem_size = elem;
+        p.reads_c = reads_c;
+        for (i64 budget : {3 * elem, 3 * elem * 64, i64(1) << 20, i64(1) << 36}) {
+          PipelineLimits lim;
+          lim.device_budget_bytes = std::max(budget, feasible_floor(p, 2e4));
+          const PipelinePlan plan = plan_pipeline(p, lim);
+          BOOST_TEST_REQUIRE(check_plan(p, lim, plan));
+        }
+      }
 }
 
 BOOST_AUTO_TEST_CASE(an_impossible_budget_throws) {
@@ -224,36 +567,43 @@ BOOST_AUTO_TEST_CASE(an_impossible_budget_throws) {
   p.m = 1000;
   p.n = 1000;
   p.k = 1000;
-  for (std::int64_t elem : {4, 8, 16}) {
+  for (i64 elem : {4, 8, 16}) {
     p.elem_size = elem;
-    for (std::int64_t budget : {std::int64_t(0), std::int64_t(1), elem, 3 * elem - 1})
-      BOOST_CHECK_THROW(plan_gemm(p, budget), egpu::error);
+    for (bool reads_c : {false, true}) {
+      p.reads_c = reads_c;
+      for (i64 budget : {i64(0), i64(1), elem, 2 * elem, 3 * elem - 1}) {
+        PipelineLimits lim;
+        lim.device_budget_bytes = budget;
+        BOOST_CHECK_THROW(plan_pipeline(p, lim), egpu::error);
+      }
+    }
   }
-  // The smallest budget that is not refused: one 1x1x1 tile of each.
+  // The smallest budget that is not refused: one element of each of A, B, C.
   GemmProblem small;
   small.m = 7;
   small.n = 5;
   small.k = 6;
-  for (std::int64_t elem : {4, 8, 16}) {
-    small.elem_size = elem;
-    GemmPlan plan;
-    BOOST_CHECK_NO_THROW(plan = plan_gemm(small, 3 * elem));
-    BOOST_TEST(plan.steps == 7 * 5 * 6);
-    check_plan(small, 3 * elem, plan);
+  for (i64 elem : {4, 8, 16}) {
+    for (bool reads_c : {false, true}) {
+      small.elem_size = elem;
+      small.reads_c = reads_c;
+      PipelineLimits lim;
+      lim.device_budget_bytes = 3 * elem;
+      PipelinePlan plan;
+      BOOST_CHECK_NO_THROW(plan = plan_pipeline(small, lim));
+      Facts facts;
+      if (!check_plan(small, lim, plan, &facts)) return;
+      BOOST_TEST(facts.multiplies == 7 * 5 * 6);
+    }
   }
-}
-
-BOOST_AUTO_TEST_CASE(out_of_core_examples) {
-  // fp64, 16384^3 through 4 GiB: several C tiles, each input byte bounded.
-  GemmProblem p;
-  p.m = p.n = p.k = 16384;
-  p.elem_size = 8;
-  p.reads_c = true;
-  const std::int64_t budget = std::int64_t(4) << 30;  // the whole product needs 6 GiB
-  const GemmPlan plan = plan_gemm(p, budget);
-  BOOST_TEST(!plan.single_c_tile());
-  BOOST_TEST(plan.device_bytes <= budget);
-  check_plan(p, budget, plan);
-  // C crosses PCIe exactly once each way.
-  BOOST_TEST(plan.d2h_bytes == p.m * p.n * 8);
+  // Sizes must be positive.
+  for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{{0, 5, 5}, {5, 0, 5}, {5, 5, 0}, {-1, 5, 5}}) {
+    GemmProblem bad;
+    bad.m = m;
+    bad.n = n;
+    bad.k = k;
+    PipelineLimits lim;
+    lim.device_budget_bytes = i64(1) << 30;
+    BOOST_CHECK_THROW(plan_pipeline(bad, lim), egpu::error);
+  }
 }

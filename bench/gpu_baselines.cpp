@@ -1,0 +1,262 @@
+#include "gpu_baselines.hpp"
+
+#include <cublasXt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "kernels/gemm/gemm_args.hpp"
+
+namespace egpu_bench::gpu {
+namespace {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+  }
+}
+
+void check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(status)));
+}
+
+void use_device() { check(cudaSetDevice(device_index()), "cudaSetDevice"); }
+
+// RAII holders, freed in reverse order of creation.
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() { cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { check(cudaEventCreate(&e), "cudaEventCreate"); }
+  ~Event() { cudaEventDestroy(e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+// Device memory from the device's default stream-ordered pool, which egpu
+// also draws from (its release threshold keeps freed memory there): what
+// the bench frees goes back to where egpu's calls find it.
+struct DeviceMemory {
+  void* p = nullptr;
+  cudaStream_t stream;
+  DeviceMemory(std::size_t bytes, cudaStream_t s) : stream(s) {
+    check(cudaMallocAsync(&p, bytes, stream), "cudaMallocAsync");
+  }
+  ~DeviceMemory() {
+    cudaFreeAsync(p, stream);
+    cudaStreamSynchronize(stream);
+  }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+};
+
+struct PinnedMemory {
+  void* p = nullptr;
+  explicit PinnedMemory(std::size_t bytes) { check(cudaMallocHost(&p, bytes), "cudaMallocHost"); }
+  ~PinnedMemory() { cudaFreeHost(p); }
+  PinnedMemory(const PinnedMemory&) = delete;
+  PinnedMemory& operator=(const PinnedMemory&) = delete;
+};
+
+// Seconds of `repeats` event-timed runs of enqueue(stream) after `warmups`.
+template <class F>
+std::vector<double> time_on_stream(cudaStream_t stream, int warmups, int repeats, F&& enqueue) {
+  Event start, stop;
+  for (int i = 0; i < warmups; ++i) enqueue();
+  check(cudaStreamSynchronize(stream), "warm-up");
+  std::vector<double> seconds;
+  for (int i = 0; i < repeats; ++i) {
+    check(cudaEventRecord(start.e, stream), "cudaEventRecord");
+    enqueue();
+    check(cudaEventRecord(stop.e, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop.e), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start.e, stop.e), "cudaEventElapsedTime");
+    seconds.push_back(1e-3 * static_cast<double>(ms));
+  }
+  return seconds;
+}
+
+// Host scalar -> the kernels' scalar (layout-compatible).
+template <class S> struct kernel_type { using type = S; };
+template <> struct kernel_type<std::complex<float>> { using type = egpu::kernels::cfloat; };
+template <> struct kernel_type<std::complex<double>> { using type = egpu::kernels::cdouble; };
+
+template <class K>
+K one() {
+  if constexpr (egpu::kernels::is_complex<K>::value) return K{1, 0};
+  else return K(1);
+}
+
+// cuBLAS entry points by scalar.
+cublasStatus_t cublas_gemm(cublasHandle_t h, int n, const float* a, const float* b, float* c) {
+  const float alpha = 1, beta = 0;
+  return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, b, n, &beta, c, n);
+}
+cublasStatus_t cublas_gemm(cublasHandle_t h, int n, const double* a, const double* b, double* c) {
+  const double alpha = 1, beta = 0;
+  return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, b, n, &beta, c, n);
+}
+cublasStatus_t cublas_gemm(cublasHandle_t h, int n, const std::complex<float>* a, const std::complex<float>* b,
+                           std::complex<float>* c) {
+  const cuComplex alpha{1, 0}, beta{0, 0};
+  return cublasCgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, reinterpret_cast<const cuComplex*>(a), n,
+                     reinterpret_cast<const cuComplex*>(b), n, &beta, reinterpret_cast<cuComplex*>(c), n);
+}
+cublasStatus_t cublas_gemm(cublasHandle_t h, int n, const std::complex<double>* a, const std::complex<double>* b,
+                           std::complex<double>* c) {
+  const cuDoubleComplex alpha{1, 0}, beta{0, 0};
+  return cublasZgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, reinterpret_cast<const cuDoubleComplex*>(a), n,
+                     reinterpret_cast<const cuDoubleComplex*>(b), n, &beta, reinterpret_cast<cuDoubleComplex*>(c), n);
+}
+
+cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t n, const float* a, const float* b, float* c) {
+  const float alpha = 1, beta = 0;
+  return cublasXtSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, b, n, &beta, c, n);
+}
+cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t n, const double* a, const double* b, double* c) {
+  const double alpha = 1, beta = 0;
+  return cublasXtDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, b, n, &beta, c, n);
+}
+cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t n, const std::complex<float>* a, const std::complex<float>* b,
+                       std::complex<float>* c) {
+  const cuComplex alpha{1, 0}, beta{0, 0};
+  return cublasXtCgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, reinterpret_cast<const cuComplex*>(a), n,
+                       reinterpret_cast<const cuComplex*>(b), n, &beta, reinterpret_cast<cuComplex*>(c), n);
+}
+cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t n, const std::complex<double>* a,
+                       const std::complex<double>* b, std::complex<double>* c) {
+  const cuDoubleComplex alpha{1, 0}, beta{0, 0};
+  return cublasXtZgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, reinterpret_cast<const cuDoubleComplex*>(a),
+                       n, reinterpret_cast<const cuDoubleComplex*>(b), n, &beta,
+                       reinterpret_cast<cuDoubleComplex*>(c), n);
+}
+
+}  // namespace
+
+int device_index() {
+  const char* env = std::getenv("EGPU_DEVICE");
+  if (env == nullptr || *env == '\0') return 0;
+  char* end = nullptr;
+  const long index = std::strtol(env, &end, 10);
+  return (*end == '\0' && index >= 0 && index < 1024) ? static_cast<int>(index) : 0;
+}
+
+Bandwidth measure_bandwidth(std::size_t bytes, int repeats) {
+  use_device();
+  Stream stream;
+  PinnedMemory host(bytes);
+  DeviceMemory device(bytes, stream.s);
+  // Touch the pinned buffer so no first-use cost lands in the timing.
+  std::fill_n(static_cast<unsigned char*>(host.p), bytes, static_cast<unsigned char>(1));
+  Bandwidth bw;
+  const double h2d = median(time_on_stream(stream.s, 1, repeats, [&] {
+    check(cudaMemcpyAsync(device.p, host.p, bytes, cudaMemcpyHostToDevice, stream.s), "cudaMemcpyAsync H2D");
+  }));
+  const double d2h = median(time_on_stream(stream.s, 1, repeats, [&] {
+    check(cudaMemcpyAsync(host.p, device.p, bytes, cudaMemcpyDeviceToHost, stream.s), "cudaMemcpyAsync D2H");
+  }));
+  bw.h2d = static_cast<double>(bytes) / h2d;
+  bw.d2h = static_cast<double>(bytes) / d2h;
+  return bw;
+}
+
+template <class Scalar>
+double device_gemm_seconds(DeviceGemm which, long n, const Scalar* a, const Scalar* b, int warmups, int repeats) {
+  use_device();
+  using K = typename kernel_type<Scalar>::type;
+  static_assert(sizeof(K) == sizeof(Scalar), "kernel scalar must match the host scalar");
+  const std::size_t bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * sizeof(Scalar);
+  Stream stream;
+  DeviceMemory da(bytes, stream.s), db(bytes, stream.s), dc(bytes, stream.s);
+  check(cudaMemcpyAsync(da.p, a, bytes, cudaMemcpyHostToDevice, stream.s), "cudaMemcpyAsync A");
+  check(cudaMemcpyAsync(db.p, b, bytes, cudaMemcpyHostToDevice, stream.s), "cudaMemcpyAsync B");
+  check(cudaStreamSynchronize(stream.s), "upload");
+
+  if (which == DeviceGemm::own) {
+    egpu::kernels::GemmArgs<K> args;
+    args.m = args.n = args.k = n;
+    args.a = static_cast<const K*>(da.p);
+    args.b = static_cast<const K*>(db.p);
+    args.c = static_cast<K*>(dc.p);
+    args.lda = args.ldb = args.ldc = n;
+    args.alpha = one<K>();
+    args.beta = K{};
+    args.beta_is_zero = true;
+    return median(time_on_stream(stream.s, warmups, repeats,
+                                 [&] { egpu::kernels::gemm_tiled<K>(args, static_cast<void*>(stream.s)); }));
+  }
+  if (n > 2147483647L) throw std::runtime_error("cuBLAS reference: n too large");
+  cublasHandle_t handle = nullptr;
+  check(cublasCreate(&handle), "cublasCreate");
+  struct Destroy {
+    cublasHandle_t h;
+    ~Destroy() { cublasDestroy(h); }
+  } destroy{handle};
+  check(cublasSetStream(handle, stream.s), "cublasSetStream");  // default math mode: no TF32
+  return median(time_on_stream(stream.s, warmups, repeats, [&] {
+    check(cublas_gemm(handle, static_cast<int>(n), static_cast<const Scalar*>(da.p),
+                      static_cast<const Scalar*>(db.p), static_cast<Scalar*>(dc.p)),
+          "cublas gemm");
+  }));
+}
+
+template double device_gemm_seconds<float>(DeviceGemm, long, const float*, const float*, int, int);
+template double device_gemm_seconds<double>(DeviceGemm, long, const double*, const double*, int, int);
+template double device_gemm_seconds<std::complex<float>>(DeviceGemm, long, const std::complex<float>*,
+                                                          const std::complex<float>*, int, int);
+template double device_gemm_seconds<std::complex<double>>(DeviceGemm, long, const std::complex<double>*,
+                                                           const std::complex<double>*, int, int);
+
+Xt::Xt() {
+  use_device();
+  cublasXtHandle_t handle = nullptr;
+  check(cublasXtCreate(&handle), "cublasXtCreate");
+  m_handle = handle;
+  int devices[1] = {device_index()};
+  try {
+    check(cublasXtDeviceSelect(handle, 1, devices), "cublasXtDeviceSelect");
+    check(cublasXtSetPinningMemMode(handle, CUBLASXT_PINNING_ENABLED), "cublasXtSetPinningMemMode");
+  } catch (...) {
+    cublasXtDestroy(handle);
+    throw;
+  }
+}
+
+Xt::~Xt() { cublasXtDestroy(static_cast<cublasXtHandle_t>(m_handle)); }
+
+void Xt::set_block_dim(int block) {
+  check(cublasXtSetBlockDim(static_cast<cublasXtHandle_t>(m_handle), block), "cublasXtSetBlockDim");
+}
+
+template <class Scalar>
+void Xt::gemm(long n, const Scalar* a, const Scalar* b, Scalar* c) {
+  use_device();
+  check(xt_gemm(static_cast<cublasXtHandle_t>(m_handle), static_cast<std::size_t>(n), a, b, c), "cublasXt gemm");
+}
+
+template void Xt::gemm<float>(long, const float*, const float*, float*);
+template void Xt::gemm<double>(long, const double*, const double*, double*);
+template void Xt::gemm<std::complex<float>>(long, const std::complex<float>*, const std::complex<float>*,
+                                            std::complex<float>*);
+template void Xt::gemm<std::complex<double>>(long, const std::complex<double>*, const std::complex<double>*,
+                                             std::complex<double>*);
+
+}  // namespace egpu_bench::gpu

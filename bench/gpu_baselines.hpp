@@ -1,0 +1,57 @@
+// What egpu-bench measures on the GPU besides egpu itself, with CUDA and
+// cuBLAS called directly (host C++; egpu-bench links the CUDA runtime and
+// cuBLAS through egpu's own link interface):
+//   - the floor of a host-resident product: pinned copy bandwidth each way
+//     and the device-resident GEMM time of a backend (egpu's own kernel
+//     egpu::kernels::gemm_tiled, or cublas<t>gemm with default math);
+//   - cuBLASXt (cublasXt<t>gemm on host pointers, one device, its pinning
+//     mode on), the existing tool egpu is compared against.
+// Call nothing here unless egpu::has_device() is true: without a driver
+// these functions throw.
+//
+// Scalars are the host's: float, double, std::complex<float>,
+// std::complex<double>; matrices are n x n, column-major, contiguous.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace egpu_bench::gpu {
+
+// The device egpu uses (EGPU_DEVICE when it is an index, else 0); made
+// current on the calling thread by every function below.
+int device_index();
+
+// Pinned host <-> device copy bandwidth in bytes per second: cudaMemcpyAsync
+// of `bytes` each way, timed with events, median of `repeats` after one
+// warm-up. Both directions measured separately (not overlapped).
+struct Bandwidth {
+  double h2d = 0, d2h = 0;
+};
+Bandwidth measure_bandwidth(std::size_t bytes, int repeats);
+
+// Median seconds of C = A * B on device-resident copies of a and b (copied
+// up once, outside the timing), device events around each call, after
+// `warmups` untimed calls.
+enum class DeviceGemm { own, cublas };
+template <class Scalar>
+double device_gemm_seconds(DeviceGemm which, long n, const Scalar* a, const Scalar* b, int warmups, int repeats);
+
+// A cuBLASXt handle on device_index(), pinning mode enabled.
+class Xt {
+ public:
+  Xt();
+  ~Xt();
+  Xt(const Xt&) = delete;
+  Xt& operator=(const Xt&) = delete;
+  void set_block_dim(int block);  // cublasXtSetBlockDim
+  // C = A * B, all host pointers; returns when C is written.
+  template <class Scalar>
+  void gemm(long n, const Scalar* a, const Scalar* b, Scalar* c);
+
+ private:
+  void* m_handle = nullptr;  // cublasXtHandle_t
+};
+
+}  // namespace egpu_bench::gpu

@@ -1,0 +1,20 @@
+// Hooks for egpu's own tests: not part of the public interface.
+#pragma once
+
+#include <cstddef>
+
+namespace egpu::detail {
+
+// Makes the calling thread's next product fail with egpu::error after it
+// has issued `operations` pipeline operations (uploads, multiplies,
+// downloads), as a CUDA error there would; -1 disarms it. Used to check that
+// a failed accumulating call leaves its destination unchanged.
+void inject_failure_after(int operations);
+
+// Device memory the library holds in use (allocated from the device pool
+// and not yet returned), and pinned host memory its pool holds; both go
+// back to their earlier values after a call, failed or not.
+std::size_t device_bytes_in_use();
+std::size_t pinned_bytes_held();
+
+}  // namespace egpu::detail

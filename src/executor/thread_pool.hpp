@@ -1,0 +1,21 @@
+// The host threads that copy between the user's pageable memory and pinned
+// staging buffers: one copy engine of DMA needs several CPU cores of
+// memcpy to keep up with it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace egpu::executor {
+
+// Runs body(begin, end) over [0, count) split into at most `threads`
+// contiguous ranges on the process-wide pool (the caller takes one range
+// itself); returns when all are done. Ranges of fewer than `grain` items
+// are not split further. Exceptions from body are rethrown here.
+void parallel_for(std::int64_t count, int threads, std::int64_t grain,
+                  const std::function<void(std::int64_t, std::int64_t)>& body);
+
+// The pool's size: every hardware thread.
+int hardware_threads();
+
+}  // namespace egpu::executor

@@ -1,0 +1,38 @@
+// EGPU_TRACE=file.json: a per-stream timeline of the pipeline's copies and
+// kernels in Chrome's trace format (chrome://tracing, Perfetto), rewritten
+// after every traced call with everything recorded so far.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+namespace egpu::executor {
+
+class Trace {
+ public:
+  Trace();  // active when EGPU_TRACE names a file
+  ~Trace();
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  bool active() const { return m_active; }
+  // Marks the start / end of an operation queued on `stream`; `lane` names
+  // the timeline row. Returns an index for end(); -1 when inactive.
+  int begin(const std::string& name, const std::string& lane, cudaStream_t stream);
+  void end(int span, cudaStream_t stream);
+  // After the call's streams are synchronized: resolves the times and
+  // rewrites the file.
+  void flush();
+
+ private:
+  struct Span {
+    std::string name, lane;
+    cudaEvent_t start = nullptr, stop = nullptr;
+  };
+  bool m_active = false;
+  std::vector<Span> m_spans;
+};
+
+}  // namespace egpu::executor

@@ -1,0 +1,209 @@
+#include "executor/transfer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "executor/thread_pool.hpp"
+#include "runtime/cuda_check.hpp"
+
+namespace egpu::executor {
+namespace {
+
+template <class T> T conj_value(const T& x) { return x; }
+template <class R> kernels::Complex<R> conj_value(const kernels::Complex<R>& x) { return {x.re, -x.im}; }
+
+// Splitting a copy across threads pays once it is this large (elements).
+constexpr std::int64_t kGrainElements = std::int64_t(1) << 16;
+
+// A piece of a transfer: whole lines [line0, line0 + lines), or part of
+// one line, [pos0, pos0 + count), when a line is larger than a slot.
+struct Chunk {
+  std::int64_t line0 = 0, lines = 0, pos0 = 0, count = 0;
+};
+
+class Chunker {
+ public:
+  Chunker(const DenseShape& shape, std::int64_t slot_elems) : m_shape(shape), m_slot(slot_elems) {}
+  bool next(Chunk& c) {
+    if (m_line >= m_shape.lines || m_shape.line_length == 0) return false;
+    const std::int64_t length = m_shape.line_length;
+    if (length <= m_slot) {
+      c = {m_line, std::min(m_slot / length, m_shape.lines - m_line), 0, length};
+      m_line += c.lines;
+    } else {
+      c = {m_line, 1, m_pos, std::min(m_slot, length - m_pos)};
+      m_pos += c.count;
+      if (m_pos == length) {
+        m_pos = 0;
+        ++m_line;
+      }
+    }
+    return true;
+  }
+
+ private:
+  DenseShape m_shape;
+  std::int64_t m_slot;
+  std::int64_t m_line = 0, m_pos = 0;
+};
+
+// The user's elements seen line by line for a dense layout.
+template <class T>
+struct LineView {
+  T* base;
+  std::int64_t line_stride, pos_stride;
+  LineView(const HostMatrix<T>& m, Layout layout)
+      : base(m.data),
+        line_stride(layout == Layout::col_major ? m.col_stride : m.row_stride),
+        pos_stride(layout == Layout::col_major ? m.row_stride : m.col_stride) {}
+  T* at(std::int64_t line, std::int64_t pos) const { return base + line * line_stride + pos * pos_stride; }
+};
+
+// Copies the chunk's elements between the user's memory and a dense slot
+// (line-major, c.count per line), over the staging threads. to_slot: pack.
+template <class T>
+void copy_chunk_host(const LineView<T>& view, const Chunk& c, T* slot, bool to_slot, bool conjugate, int threads) {
+  parallel_for(c.lines * c.count, threads, kGrainElements, [&](std::int64_t q0, std::int64_t q1) {
+    while (q0 < q1) {
+      const std::int64_t line = q0 / c.count, pos = q0 % c.count;
+      const std::int64_t run = std::min(c.count - pos, q1 - q0);
+      T* user = view.at(c.line0 + line, c.pos0 + pos);
+      T* dense = slot + q0;
+      if (view.pos_stride == 1 && !conjugate) {
+        if (to_slot)
+          std::memcpy(dense, user, sizeof(T) * run);
+        else
+          std::memcpy(user, dense, sizeof(T) * run);
+      } else if (to_slot) {
+        for (std::int64_t p = 0; p < run; ++p) dense[p] = conjugate ? conj_value(user[p * view.pos_stride]) : user[p * view.pos_stride];
+      } else {
+        for (std::int64_t p = 0; p < run; ++p) user[p * view.pos_stride] = dense[p];
+      }
+      q0 += run;
+    }
+  });
+}
+
+// DMA of one chunk between a device tile and host memory whose lines are
+// host_pitch elements apart.
+template <class T>
+void copy_chunk_device(const Chunk& c, const DenseShape& shape, T* device, T* host, std::int64_t host_pitch,
+                       cudaMemcpyKind kind, cudaStream_t stream) {
+  T* dev = device + c.line0 * shape.ld + c.pos0;
+  const std::size_t e = sizeof(T);
+  const bool up = kind == cudaMemcpyHostToDevice;
+  cudaError_t status;
+  if (c.lines == 1)
+    status = up ? cudaMemcpyAsync(dev, host, c.count * e, kind, stream)
+                : cudaMemcpyAsync(host, dev, c.count * e, kind, stream);
+  else
+    status = up ? cudaMemcpy2DAsync(dev, shape.ld * e, host, host_pitch * e, c.count * e, c.lines, kind, stream)
+                : cudaMemcpy2DAsync(host, host_pitch * e, dev, shape.ld * e, c.count * e, c.lines, kind, stream);
+  runtime::cuda_check(status, up ? "host-to-device copy" : "device-to-host copy");
+}
+
+// DMA reaches the user's memory directly when it is pinned and each line is
+// a contiguous run, lines at least a line apart.
+template <class T>
+bool direct(const HostMatrix<T>& m, const DenseShape& shape, bool pinned) {
+  if (!pinned) return false;
+  const LineView<T> view(m, shape.layout);
+  return view.pos_stride == 1 && (shape.lines == 1 || view.line_stride >= shape.line_length);
+}
+
+template <class T>
+std::int64_t slot_elements() {
+  return static_cast<std::int64_t>(runtime::Context::kSlotBytes / sizeof(T));
+}
+
+}  // namespace
+
+template <class T>
+bool is_pinned(const HostMatrix<T>& m) {
+  if (m.rows == 0 || m.cols == 0) return false;
+  const T* first = m.data;
+  const T* last = m.data + (m.rows - 1) * m.row_stride + (m.cols - 1) * m.col_stride;
+  for (const T* p : {first, last}) {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+      (void)cudaGetLastError();  // not an error: the pointer is unknown to CUDA
+      return false;
+    }
+    if (attributes.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
+}
+
+template <class T>
+void upload(const HostMatrix<T>& src, bool src_pinned, const DenseShape& shape, bool conjugate, T* dst,
+            StagingRing& ring, cudaStream_t stream, int threads) {
+  const LineView<T> view(src, shape.layout);
+  if (!conjugate && direct(src, shape, src_pinned)) {
+    const Chunk all{0, shape.lines, 0, shape.line_length};
+    copy_chunk_device(all, shape, dst, view.base, shape.lines == 1 ? shape.line_length : view.line_stride,
+                      cudaMemcpyHostToDevice, stream);
+    return;
+  }
+  Chunker chunker(shape, slot_elements<T>());
+  Chunk c;
+  while (chunker.next(c)) {
+    runtime::StagingSlot& slot = ring.take();
+    // The slot's previous copy must have left it before it is refilled.
+    runtime::cuda_check(cudaEventSynchronize(slot.done), "waiting for a staging slot");
+    T* buffer = static_cast<T*>(slot.block.get());
+    copy_chunk_host(view, c, buffer, true, conjugate, threads);
+    copy_chunk_device(c, shape, dst, buffer, c.count, cudaMemcpyHostToDevice, stream);
+    runtime::cuda_check(cudaEventRecord(slot.done, stream), "cudaEventRecord");
+  }
+}
+
+template <class T>
+void download(const T* src, const DenseShape& shape, const HostMatrix<T>& dst, bool dst_pinned, StagingRing& ring,
+              cudaStream_t stream, int threads) {
+  const LineView<T> view(dst, shape.layout);
+  T* device = const_cast<T*>(src);
+  if (direct(dst, shape, dst_pinned)) {
+    const Chunk all{0, shape.lines, 0, shape.line_length};
+    copy_chunk_device(all, shape, device, view.base, shape.lines == 1 ? shape.line_length : view.line_stride,
+                      cudaMemcpyDeviceToHost, stream);
+    return;
+  }
+  // Copies run ahead in the ring's other slots while the host unpacks one.
+  Chunker chunker(shape, slot_elements<T>());
+  const std::size_t depth = ring.slots->size();
+  std::vector<Chunk> pending(depth);
+  std::vector<runtime::StagingSlot*> used(depth, nullptr);
+  std::size_t issued = 0, done = 0;
+  auto issue = [&] {
+    Chunk c;
+    if (!chunker.next(c)) return false;
+    runtime::StagingSlot& slot = ring.take();
+    copy_chunk_device(c, shape, device, static_cast<T*>(slot.block.get()), c.count, cudaMemcpyDeviceToHost, stream);
+    runtime::cuda_check(cudaEventRecord(slot.done, stream), "cudaEventRecord");
+    pending[issued % depth] = c;
+    used[issued % depth] = &slot;
+    ++issued;
+    return true;
+  };
+  while (issued < depth && issue()) {
+  }
+  while (done < issued) {
+    runtime::StagingSlot& slot = *used[done % depth];
+    runtime::cuda_check(cudaEventSynchronize(slot.done), "device-to-host copy");
+    copy_chunk_host(view, pending[done % depth], static_cast<T*>(slot.block.get()), false, false, threads);
+    ++done;
+    issue();
+  }
+}
+
+#define EGPU_INSTANTIATE_TRANSFER(T)                                                                        \
+  template bool is_pinned<T>(const HostMatrix<T>&);                                                       \
+  template void upload<T>(const HostMatrix<T>&, bool, const DenseShape&, bool, T*, StagingRing&, cudaStream_t, int); \
+  template void download<T>(const T*, const DenseShape&, const HostMatrix<T>&, bool, StagingRing&, cudaStream_t, int);
+EGPU_INSTANTIATE_TRANSFER(float)
+EGPU_INSTANTIATE_TRANSFER(double)
+EGPU_INSTANTIATE_TRANSFER(kernels::cfloat)
+EGPU_INSTANTIATE_TRANSFER(kernels::cdouble)
+#undef EGPU_INSTANTIATE_TRANSFER
+
+}  // namespace egpu::executor

@@ -1,0 +1,257 @@
+#include "planner/pipeline_plan.hpp"
+
+#include <algorithm>
+#include <list>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "egpu/error.hpp"
+
+namespace egpu::planner {
+namespace {
+
+// Tiles and pieces are multiples of this (unless a whole dimension is
+// smaller), matching the kernels' block tiles.
+constexpr std::int64_t kGranule = 128;
+
+// A plan of more steps than this means the budget is far too small for the
+// product: refuse it rather than build millions of tiny copies.
+constexpr std::int64_t kMaxMultiplies = std::int64_t(1) << 22;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t round_up(std::int64_t x, std::int64_t g) { return ceil_div(x, g) * g; }
+
+// Cuts `extent` into equal tiles no larger than about `target`.
+std::int64_t balanced(std::int64_t extent, std::int64_t target) {
+  target = std::max<std::int64_t>(1, target);
+  if (extent <= target) return extent;
+  const std::int64_t tiles = ceil_div(extent, target);
+  const std::int64_t size = ceil_div(extent, tiles);
+  return size >= kGranule ? std::min(extent, round_up(size, kGranule)) : size;
+}
+
+// Defaults: C tiles large enough to fill the GPU with one kernel, at least
+// a 2 x 2 grid of them on large products so that results stream back while
+// others compute; k pieces a quarter of k or less, so the first kernel
+// starts once a small part of A and B has arrived. (Measured on an H200 at
+// 16384^3 fp64 with cuBLAS: 8192 x 8192 tiles and 4096-deep pieces ran
+// closest to the floor; smaller kernels lose more rate than the earlier
+// start gains.)
+std::int64_t default_panel(std::int64_t m, std::int64_t n) {
+  const std::int64_t larger = std::max(m, n);
+  if (larger >= 16384) return 8192;
+  return larger >= 8192 ? 4096 : std::max<std::int64_t>(kGranule * 8, ceil_div(larger, 2));
+}
+std::int64_t default_k_panel(std::int64_t k) {
+  return std::clamp<std::int64_t>(ceil_div(k, 4), kGranule * 4, kGranule * 32);
+}
+
+// Least-recently-used assignment of pieces to a fixed number of slots.
+class SlotCache {
+ public:
+  explicit SlotCache(std::int32_t slots) : m_slots(slots) {}
+  // The slot holding `key`, and whether it has to be uploaded first.
+  std::pair<std::int32_t, bool> place(std::int64_t key) {
+    auto hit = m_where.find(key);
+    if (hit != m_where.end()) {
+      m_order.splice(m_order.end(), m_order, hit->second.second);
+      return {hit->second.first, false};
+    }
+    std::int32_t slot;
+    if (static_cast<std::int32_t>(m_where.size()) < m_slots) {
+      slot = static_cast<std::int32_t>(m_where.size());
+    } else {
+      const std::int64_t victim = m_order.front();
+      m_order.pop_front();
+      slot = m_where[victim].first;
+      m_where.erase(victim);
+    }
+    m_order.push_back(key);
+    m_where[key] = {slot, std::prev(m_order.end())};
+    return {slot, true};
+  }
+
+ private:
+  std::int32_t m_slots;
+  std::list<std::int64_t> m_order;  // least recently used first
+  std::map<std::int64_t, std::pair<std::int32_t, std::list<std::int64_t>::iterator>> m_where;
+};
+
+struct Sizes {
+  std::int64_t mb, nb, kb;
+  std::int32_t slots_a, slots_b, slots_c;
+};
+
+std::int64_t slot_elements(const Sizes& s) {
+  return s.slots_a * s.mb * s.kb + s.slots_b * s.kb * s.nb + s.slots_c * s.mb * s.nb;
+}
+
+// Slot counts for given tile sizes within `budget` elements, or slots_a == 0
+// when they do not fit. Everything resident when it fits; otherwise the B
+// pieces of one column of tiles (plus one, to start the next column early),
+// two C slots (one computes while the other goes down) and as many A slots
+// as remain.
+Sizes slots_for(const GemmProblem& p, std::int64_t mb, std::int64_t nb, std::int64_t kb, std::int64_t budget) {
+  const std::int64_t tm = ceil_div(p.m, mb), tn = ceil_div(p.n, nb), tk = ceil_div(p.k, kb);
+  if (tm * tn * tk > kMaxMultiplies) return Sizes{mb, nb, kb, 0, 0, 0};
+  Sizes all{mb, nb, kb, static_cast<std::int32_t>(tm * tk), static_cast<std::int32_t>(tk * tn),
+            static_cast<std::int32_t>(tm * tn)};
+  if (slot_elements(all) <= budget) return all;
+  Sizes s{mb, nb, kb, 0, static_cast<std::int32_t>(std::min(tk * tn, tk + 1)),
+          static_cast<std::int32_t>(std::min<std::int64_t>(tm * tn, 2))};
+  auto a_room = [&](const Sizes& x) { return (budget - x.slots_b * kb * nb - x.slots_c * mb * nb) / (mb * kb); };
+  if (a_room(s) < std::min<std::int64_t>(tm * tk, 2)) s.slots_b = static_cast<std::int32_t>(std::min<std::int64_t>(tk * tn, 2));
+  if (a_room(s) < std::min<std::int64_t>(tm * tk, 2)) s.slots_c = 1;
+  if (a_room(s) < std::min<std::int64_t>(tm * tk, 2)) s.slots_b = 1;
+  const std::int64_t room = a_room(s);
+  s.slots_a = room >= 1 ? static_cast<std::int32_t>(std::min(room, tm * tk)) : 0;
+  return s;
+}
+
+// Bytes that go up for a traversal with these slots (what build_ops would
+// produce), estimated without building it.
+std::int64_t traffic_estimate(const GemmProblem& p, const Sizes& s) {
+  const std::int64_t tm = ceil_div(p.m, s.mb), tn = ceil_div(p.n, s.nb), tk = ceil_div(p.k, s.kb);
+  const double a_resident = std::min(1.0, double(s.slots_a) / double(tm * tk));
+  const double a_passes = a_resident >= 1.0 ? 1.0 : double(tn) - double(tn - 1) * a_resident;
+  const double b_passes = s.slots_b >= tk ? 1.0 : double(tm);
+  return static_cast<std::int64_t>(a_passes * double(p.m * p.k) + b_passes * double(p.k * p.n)) +
+         (p.reads_c ? p.m * p.n : 0);
+}
+
+// Below these, kernels get too small to fill the GPU and the plan
+// launch-bound; smaller tiles are taken only when nothing larger fits.
+constexpr std::int64_t kMinTile = 1024, kMinPiece = 512;
+
+Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
+  const std::int64_t budget = limits.device_budget_bytes / p.elem_size;
+  std::int64_t target_mn = limits.panel > 0 ? limits.panel : default_panel(p.m, p.n);
+  std::int64_t target_k = limits.k_panel > 0 ? limits.k_panel : default_k_panel(p.k);
+  Sizes best{};
+  std::int64_t best_score = -1;
+  // Halve the tiles step by step. While they are not small, keep the size
+  // that moves the fewest bytes (ties: the larger tiles); once they are
+  // small, take the first that fits.
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const std::int64_t mb = balanced(p.m, target_mn), nb = balanced(p.n, target_mn), kb = balanced(p.k, target_k);
+    const bool small = mb < std::min(p.m, kMinTile) || nb < std::min(p.n, kMinTile) || kb < std::min(p.k, kMinPiece);
+    if (small && best_score >= 0) break;
+    const Sizes s = slots_for(p, mb, nb, kb, budget);
+    if (s.slots_a > 0) {
+      const std::int64_t tm = ceil_div(p.m, mb), tn = ceil_div(p.n, nb);
+      // A single C slot serialises each tile's download with the next
+      // tile's kernels: count it as half as much traffic again.
+      const bool one_c_slot = s.slots_c < std::min<std::int64_t>(2, tm * tn);
+      const std::int64_t score = traffic_estimate(p, s) * (one_c_slot ? 3 : 2) / 2;
+      if (best_score < 0 || score < best_score) {
+        best = s;
+        best_score = score;
+      }
+      if (small || s.slots_a >= tm * ceil_div(p.k, kb)) break;  // all of A fits: nothing to gain
+    }
+    if (target_mn <= 1 && target_k <= 1) break;
+    if (target_k >= target_mn && target_k > 1)
+      target_k = std::max<std::int64_t>(1, target_k / 2);
+    else
+      target_mn = std::max<std::int64_t>(1, target_mn / 2);
+  }
+  if (best_score < 0)
+    throw egpu::error("device memory budget of " + std::to_string(limits.device_budget_bytes) +
+                      " bytes is too small for any tile of this product");
+  return best;
+}
+
+// The traversal: columns of C tiles outside, rows inside (in alternating
+// direction, so the A pieces last used are used first again), k innermost.
+std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s) {
+  const std::int64_t tm = ceil_div(p.m, s.mb), tn = ceil_div(p.n, s.nb), tk = ceil_div(p.k, s.kb);
+  SlotCache a_cache(s.slots_a), b_cache(s.slots_b);
+  std::vector<Op> ops;
+  std::int32_t tile = 0;
+  for (std::int64_t tj = 0; tj < tn; ++tj) {
+    for (std::int64_t step = 0; step < tm; ++step, ++tile) {
+      const std::int64_t ti = tj % 2 == 0 ? step : tm - 1 - step;
+      Op c;
+      c.tile = tile;
+      c.slot = static_cast<std::int32_t>(tile % s.slots_c);
+      c.i0 = ti * s.mb;
+      c.mi = std::min(s.mb, p.m - c.i0);
+      c.j0 = tj * s.nb;
+      c.nj = std::min(s.nb, p.n - c.j0);
+      if (p.reads_c) {
+        Op up = c;
+        up.kind = OpKind::upload_c;
+        ops.push_back(up);
+      }
+      for (std::int64_t tp = 0; tp < tk; ++tp) {
+        Op mul = c;
+        mul.kind = OpKind::multiply;
+        mul.p0 = tp * s.kb;
+        mul.kp = std::min(s.kb, p.k - mul.p0);
+        mul.first_k = tp == 0;
+        mul.last_k = tp == tk - 1;
+        const auto [a_slot, a_new] = a_cache.place(ti * tk + tp);
+        if (a_new) {
+          Op up = mul;
+          up.kind = OpKind::upload_a;
+          up.slot = a_slot;
+          up.tile = -1;
+          up.j0 = up.nj = 0;
+          ops.push_back(up);
+        }
+        const auto [b_slot, b_new] = b_cache.place(tp * tn + tj);
+        if (b_new) {
+          Op up = mul;
+          up.kind = OpKind::upload_b;
+          up.slot = b_slot;
+          up.tile = -1;
+          up.i0 = up.mi = 0;
+          ops.push_back(up);
+        }
+        mul.a_slot = a_slot;
+        mul.b_slot = b_slot;
+        ops.push_back(mul);
+      }
+      Op down = c;
+      down.kind = OpKind::download_c;
+      ops.push_back(down);
+    }
+  }
+  return ops;
+}
+
+}  // namespace
+
+PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& limits) {
+  if (problem.m <= 0 || problem.n <= 0 || problem.k <= 0 || problem.elem_size <= 0)
+    throw egpu::error("plan_pipeline: sizes must be positive");
+  const Sizes s = choose_sizes(problem, limits);
+  PipelinePlan plan;
+  plan.problem = problem;
+  plan.mb = s.mb;
+  plan.nb = s.nb;
+  plan.kb = s.kb;
+  plan.slots_a = s.slots_a;
+  plan.slots_b = s.slots_b;
+  plan.slots_c = s.slots_c;
+  plan.device_bytes = slot_elements(s) * problem.elem_size;
+  plan.ops = build_ops(problem, s);
+  for (const Op& op : plan.ops) {
+    const std::int64_t e = problem.elem_size;
+    switch (op.kind) {
+      case OpKind::upload_a: plan.h2d_bytes += op.mi * op.kp * e; break;
+      case OpKind::upload_b: plan.h2d_bytes += op.kp * op.nj * e; break;
+      case OpKind::upload_c: plan.h2d_bytes += op.mi * op.nj * e; break;
+      case OpKind::download_c: plan.d2h_bytes += op.mi * op.nj * e; break;
+      case OpKind::multiply: break;
+    }
+  }
+  const std::int64_t minimum =
+      (problem.m * problem.k + problem.k * problem.n + (problem.reads_c ? problem.m * problem.n : 0)) *
+      problem.elem_size;
+  plan.in_core = plan.h2d_bytes == minimum;
+  return plan;
+}
+
+}  // namespace egpu::planner

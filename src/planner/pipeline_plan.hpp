@@ -1,0 +1,69 @@
+// Plans a host-resident product as a pipeline through a device memory
+// budget. C is cut into mb x nb tiles and k into kb-deep pieces; pieces of
+// A (mb x kb) and B (kb x nb) live in device slots, C tiles in C slots. The
+// plan is the list of operations in issue order, with the slot each one
+// uses, and the bytes that cross PCIe. Pure C++: no CUDA calls, tested on
+// any machine.
+//
+// The executor derives every dependency from the slots:
+// - upload_a / upload_b into a slot waits for the last multiply that read
+//   the slot's previous piece;
+// - upload_c and a first_k multiply into a C slot wait for the last
+//   download from that slot (the previous tile there);
+// - a multiply waits for the uploads that filled its slots (and upload_c
+//   of its tile, or the previous multiply of its tile);
+// - download_c waits for the last multiply of its tile.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace egpu::planner {
+
+struct GemmProblem {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t elem_size = 8;
+  bool reads_c = false;  // beta != 0: C tiles go up before they are accumulated into
+};
+
+struct PipelineLimits {
+  std::int64_t device_budget_bytes = 0;
+  std::int64_t panel = 0;    // edge of the C tiles; 0 chooses
+  std::int64_t k_panel = 0;  // depth of the k pieces; 0 chooses
+};
+
+enum class OpKind : std::uint8_t { upload_a, upload_b, upload_c, multiply, download_c };
+
+struct Op {
+  OpKind kind = OpKind::multiply;
+  // upload_a / upload_b: the slot written; upload_c, multiply, download_c:
+  // the C slot.
+  std::int32_t slot = -1;
+  std::int32_t a_slot = -1, b_slot = -1;  // multiply: the slots read
+  std::int32_t tile = -1;                 // upload_c, multiply, download_c: C tile, numbered in plan order
+  // The region: rows [i0, i0 + mi), columns [j0, j0 + nj), k [p0, p0 + kp);
+  // an A piece uses i and p, a B piece p and j, a C tile i and j.
+  std::int64_t i0 = 0, mi = 0, j0 = 0, nj = 0, p0 = 0, kp = 0;
+  bool first_k = false, last_k = false;  // multiply: first / last k piece of its tile
+};
+
+struct PipelinePlan {
+  GemmProblem problem;
+  std::int64_t mb = 0, nb = 0, kb = 0;  // largest tile and piece sizes (edge ones are smaller)
+  std::int32_t slots_a = 0, slots_b = 0, slots_c = 0;
+  std::int64_t device_bytes = 0;  // (slots_a*mb*kb + slots_b*kb*nb + slots_c*mb*nb) * elem_size
+  std::int64_t h2d_bytes = 0;     // sum over the uploads
+  std::int64_t d2h_bytes = 0;     // sum over the downloads
+  bool in_core = false;           // every piece of A, B and C crosses PCIe once
+  std::vector<Op> ops;            // in issue order
+
+  std::int64_t tiles_m() const { return (problem.m + mb - 1) / mb; }
+  std::int64_t tiles_n() const { return (problem.n + nb - 1) / nb; }
+  std::int64_t tiles_k() const { return (problem.k + kb - 1) / kb; }
+};
+
+// m, n, k must be positive. Throws egpu::error when the budget cannot hold
+// even the smallest pieces.
+PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& limits);
+
+}  // namespace egpu::planner

@@ -1,0 +1,581 @@
+// The multi-stream pinned pipeline for host-resident products, on a GPU,
+// against CPU Eigen (a wider-precision reference of the same fresh random
+// data, the norm-relative bound of test_support.hpp, outputs of `=`
+// poisoned with NaN):
+//  - in core and out of core (device_memory_limit at ~1/4 and ~1/10 of the
+//    working set; small panel / k_panel for many C tiles and k pieces),
+//    rectangular and odd shapes, sizes 1; all four scalars, both backends;
+//    `=`, `noalias() =`, `+=`, `-=`; row-major and strided Block
+//    destinations; transposed / adjoint operands and a scalar factor;
+//  - pageable against pinned (egpu::pin) operands and destinations;
+//  - streams 1..4 and staging_threads 1 / 3: the same results (bit for bit
+//    with the own kernel);
+//  - injected failures (egpu::detail::inject_failure_after): a failing
+//    `+=` / `-=` throws egpu::error and leaves C bit-identical, device
+//    memory in use returns to its level, pinned memory held does not grow;
+//    a call past the last operation succeeds; the library works afterwards;
+//  - two host threads running out-of-core products with different options.
+// EGPU_TEST_SCALE (0.05 under compute-sanitizer) shrinks shapes and counts.
+// Skipped (reported as such by CTest) without a usable GPU.
+#define BOOST_TEST_MODULE pipeline
+#include <boost/test/unit_test.hpp>
+#include <boost/mpl/list.hpp>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "egpu/detail/testing.hpp"
+#include "egpu/egpu.hpp"
+#include "support/test_support.hpp"
+
+using namespace egpu_test;
+
+namespace {
+
+template <class S> using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+template <class S> using RowMat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+const char* backend_name(egpu::Backend b) { return b == egpu::Backend::own ? "own" : "cublas"; }
+constexpr egpu::Backend kBackends[] = {egpu::Backend::own, egpu::Backend::cublas};
+
+// A dimension shrunk with EGPU_TEST_SCALE (volume ~ scale), odd stays odd.
+Index dim(Index d) {
+  const double s = test_scale();
+  if (s >= 1.0 || d <= 3) return d;
+  Index x = std::max<Index>(2, static_cast<Index>(std::lround(double(d) * std::cbrt(s))));
+  if (d % 2 == 1) x |= 1;
+  return x;
+}
+
+// How a call's pipeline is set up.
+struct Config {
+  std::string name;
+  double limit_fraction = 0;  // device_memory_limit as a fraction of the working set; 0: none (in core)
+  std::int64_t panel = 0, k_panel = 0;
+  int streams = 0, staging_threads = 0;
+};
+
+// In core; through 1/4 of the working set; through 1/10 with small tiles
+// (many C tiles and k pieces).
+std::vector<Config> tilings() {
+  return {{"in core", 0, 0, 0},
+          {"limit 1/4", 0.25, 0, 0},
+          {"limit 1/10 panel 256 k_panel 128", 0.1, 256, 128},
+          {"limit 1/4 panel 128 k_panel 64, 2 streams, 1 staging thread", 0.25, 128, 64, 2, 1}};
+}
+
+// A product's data: A (m x k), B (k x n), their adjoint / transpose copies
+// for the op variants, and the reference A * B in wider precision.
+template <class S> struct Problem {
+  using W = wider_t<S>;
+  Index m, n, k;
+  Mat<S> a, b, ah, bt;
+  Mat<W> ab;
+  double na, nb;
+
+  Problem(Index m_, Index n_, Index k_) : m(dim(m_)), n(dim(n_)), k(dim(k_)) {
+    a = random_matrix<Mat<S>>(m, k);
+    b = random_matrix<Mat<S>>(k, n);
+    ah = a.adjoint();
+    bt = b.transpose();
+    ab.noalias() = a.template cast<W>() * b.template cast<W>();
+    na = frob(a);
+    nb = frob(b);
+  }
+  std::size_t working_set() const { return static_cast<std::size_t>(m * k + k * n + m * n) * sizeof(S); }
+  egpu::Options options(const Config& c, egpu::Backend backend) const {
+    egpu::Options o;
+    o.backend = backend;
+    // At least 4 KiB: below a few elements' worth no plan exists, and the
+    // call would (rightly) throw.
+    if (c.limit_fraction > 0)
+      o.device_memory_limit =
+          std::max<std::size_t>(4096, static_cast<std::size_t>(c.limit_fraction * double(working_set())));
+    o.panel = c.panel;
+    o.k_panel = c.k_panel;
+    o.streams = c.streams;
+    o.staging_threads = c.staging_threads;
+    return o;
+  }
+  std::string text() const {
+    std::ostringstream s;
+    s << scalar_name<S>() << " " << m << "x" << n << "x" << k;
+    return s.str();
+  }
+};
+
+enum class Form { assign, noalias_assign, add, sub };
+const char* form_name(Form f) {
+  switch (f) {
+    case Form::assign: return "=";
+    case Form::noalias_assign: return "noalias() =";
+    case Form::add: return "+=";
+    default: return "-=";
+  }
+}
+constexpr Form kForms[] = {Form::assign, Form::noalias_assign, Form::add, Form::sub};
+bool accumulates(Form f) { return f == Form::add || f == Form::sub; }
+
+template <class Dst, class Src> void apply(Form f, Dst&& dst, const Src& src) {
+  switch (f) {
+    case Form::assign: dst = src; break;
+    case Form::noalias_assign: dst.noalias() = src; break;
+    case Form::add: dst += src; break;
+    case Form::sub: dst -= src; break;
+  }
+}
+
+// Prepares a destination for the form: NaN for `=`, random for += / -=.
+template <class Dst> void prepare(Form f, Dst&& c) {
+  if (accumulates(f)) fill_random(c);
+  else poison(c);
+}
+
+// Checks c == c0 +- alpha * A * B (c0 only when accumulating) against the
+// bound; returns the error ratio (BOOST_TEST reports a failure).
+template <class S, class Dst, class C0>
+double check(const Problem<S>& p, const Dst& c, Form f, S alpha, const C0& c0, const std::string& what) {
+  using W = wider_t<S>;
+  BOOST_TEST_REQUIRE((c.rows() == p.m && c.cols() == p.n), what << ": destination has the wrong size");
+  Mat<W> expected = W(f == Form::sub ? S(-alpha) : alpha) * p.ab;
+  double nc0 = 0;
+  if (accumulates(f)) {
+    expected += c0.template cast<W>();
+    nc0 = frob(c0);
+  }
+  const double err = diff_norm(c, expected);
+  const double bound =
+      error_bound<S>(p.k, std::abs(alpha), p.na, p.nb, accumulates(f) ? 1.0 : 0.0, nc0);
+  const double ratio = error_ratio(err, bound);
+  BOOST_TEST(ratio <= kRatioLimit, what << ": error ratio " << ratio << " (error " << err << ", bound " << bound
+                                        << ")");
+  return ratio;
+}
+
+template <class M> bool bit_identical(const M& x, const M& y) {
+  return x.rows() == y.rows() && x.cols() == y.cols() &&
+         std::memcmp(x.data(), y.data(), static_cast<std::size_t>(x.size()) * sizeof(typename M::Scalar)) == 0;
+}
+
+// Everything of `big` outside the block (r0, c0, rows, cols) equals `before`.
+template <class M> bool outside_unchanged(const M& big, const M& before, Index r0, Index c0, Index rows, Index cols) {
+  for (Index j = 0; j < big.cols(); ++j)
+    for (Index i = 0; i < big.rows(); ++i) {
+      const bool inside = i >= r0 && i < r0 + rows && j >= c0 && j < c0 + cols;
+      if (!inside && std::memcmp(&big(i, j), &before(i, j), sizeof(typename M::Scalar)) != 0) return false;
+    }
+  return true;
+}
+
+// All assignment forms of gpu(A * B) into a plain matrix; for double and
+// complex<float> also row-major and strided Block destinations, A given
+// as an adjoint with a scalar factor, and B as a transpose. The variants
+// rotate through the forms with `turn`.
+template <class S> double products(const Problem<S>& p, const egpu::Options& opt, const std::string& what, int turn) {
+  double worst = 0;
+  auto keep = [&](double r) { worst = std::max(worst, r != r ? 1e300 : r); };
+  for (Form f : kForms) {
+    Mat<S> c(p.m, p.n);
+    prepare(f, c);
+    const Mat<S> c0 = c;
+    apply(f, c, egpu::gpu(p.a * p.b, opt));
+    keep(check(p, c, f, S(1), c0, what + " C " + form_name(f) + " gpu(A * B)"));
+  }
+  constexpr bool all_variants = std::is_same_v<S, double> || std::is_same_v<S, std::complex<float>>;
+  if constexpr (all_variants) {
+    {  // row-major destination
+      const Form f = kForms[turn % 4];
+      RowMat<S> c(p.m, p.n);
+      prepare(f, c);
+      const RowMat<S> c0 = c;
+      apply(f, c, egpu::gpu(p.a * p.b, opt));
+      keep(check(p, c, f, S(1), c0, what + " row-major C " + form_name(f) + " gpu(A * B)"));
+    }
+    {  // strided block of a larger matrix
+      const Form f = kForms[(turn + 1) % 4];
+      Mat<S> big = random_matrix<Mat<S>>(p.m + 7, p.n + 3);
+      auto blk = big.block(5, 2, p.m, p.n);
+      prepare(f, blk);
+      const Mat<S> before = big;
+      const Mat<S> c0 = blk;
+      apply(f, blk, egpu::gpu(p.a * p.b, opt));
+      keep(check(p, big.block(5, 2, p.m, p.n), f, S(1), c0, what + " Block C " + form_name(f) + " gpu(A * B)"));
+      BOOST_TEST(outside_unchanged(big, before, 5, 2, p.m, p.n), what << ": wrote outside the Block destination");
+    }
+    {  // alpha * adjoint(A) stored as its adjoint
+      const Form f = kForms[(turn + 2) % 4];
+      const S alpha = random_scalar<S>();
+      Mat<S> c(p.m, p.n);
+      prepare(f, c);
+      const Mat<S> c0 = c;
+      apply(f, c, egpu::gpu(alpha * p.ah.adjoint() * p.b, opt));
+      keep(check(p, c, f, alpha, c0, what + " C " + form_name(f) + " gpu(alpha * AH.adjoint() * B)"));
+    }
+    {  // B stored as its transpose
+      const Form f = kForms[(turn + 3) % 4];
+      Mat<S> c(p.m, p.n);
+      prepare(f, c);
+      const Mat<S> c0 = c;
+      apply(f, c, egpu::gpu(p.a * p.bt.transpose(), opt));
+      keep(check(p, c, f, S(1), c0, what + " C " + form_name(f) + " gpu(A * BT.transpose())"));
+    }
+  }
+  return worst;
+}
+
+template <class S> void shapes_and_tilings(std::vector<std::array<Index, 3>> shapes) {
+  int turn = 0;
+  for (const auto& [m, n, k] : shapes) {
+    const Problem<S> p(m, n, k);
+    for (const Config& config : tilings()) {
+      for (egpu::Backend backend : kBackends) {
+        const std::string what = p.text() + " " + backend_name(backend) + " " + config.name;
+        const double worst = products(p, p.options(config, backend), what, turn++);
+        BOOST_TEST_MESSAGE(what << ": worst error ratio " << worst);
+      }
+    }
+  }
+}
+
+using Scalars = boost::mpl::list<float, double, std::complex<float>, std::complex<double>>;
+
+// Results of one configuration with pageable or pinned (egpu::pin)
+// operands and destination.
+template <class S> void pinned_against_pageable(Index m, Index n, Index k) {
+  Problem<S> p(m, n, k);
+  for (const Config& config : {tilings()[0], tilings()[2]}) {
+    for (egpu::Backend backend : kBackends) {
+      const egpu::Options opt = p.options(config, backend);
+      const std::string base = p.text() + " " + backend_name(backend) + " " + config.name;
+      const Mat<S> c_start = random_matrix<Mat<S>>(p.m, p.n);
+      // Pageable first: the result every pinned combination must give.
+      Mat<S> pageable = c_start;
+      pageable.noalias() += egpu::gpu(p.a * p.b, opt);
+      check(p, pageable, Form::add, S(1), c_start, base + " pageable +=");
+      for (int mask = 1; mask < 8; ++mask) {  // which of A, B, C are pinned
+        Mat<S> a = p.a, b = p.b, c = c_start;
+        egpu::PinGuard ga, gb, gc;
+        if (mask & 1) ga = egpu::pin(a);
+        if (mask & 2) gb = egpu::pin(b);
+        if (mask & 4) gc = egpu::pin(c);
+        const std::string what = base + " pinned" + ((mask & 1) ? " A" : "") + ((mask & 2) ? " B" : "") +
+                                 ((mask & 4) ? " C" : "");
+        c.noalias() += egpu::gpu(a * b, opt);
+        check(p, c, Form::add, S(1), c_start, what + " +=");
+        if (backend == egpu::Backend::own)
+          BOOST_TEST(bit_identical(c, pageable), what << ": differs from the pageable result");
+        // `=` into the pinned destination, poisoned.
+        poison(c);
+        c.noalias() = egpu::gpu(a * b, opt);
+        check(p, c, Form::noalias_assign, S(1), c_start, what + " noalias() =");
+      }
+      // A pinned matrix whose strided block is the destination.
+      Mat<S> big = random_matrix<Mat<S>>(p.m + 4, p.n + 1);
+      auto guard = egpu::pin(big);
+      const Mat<S> before = big;
+      const Mat<S> c0 = big.block(3, 1, p.m, p.n);
+      big.block(3, 1, p.m, p.n) -= egpu::gpu(p.a * p.b, opt);
+      check(p, big.block(3, 1, p.m, p.n), Form::sub, S(1), c0, base + " pinned Block C -=");
+      BOOST_TEST(outside_unchanged(big, before, 3, 1, p.m, p.n), base << ": wrote outside the pinned Block");
+    }
+  }
+}
+
+// streams 0..4 x staging threads 1, 3: the same results as streams = 1,
+// staging = 1 (bit for bit with the own kernel; the plan does not depend
+// on them).
+template <class S> void streams_and_staging(Index m, Index n, Index k, const Config& tiling) {
+  Problem<S> p(m, n, k);
+  for (egpu::Backend backend : kBackends) {
+    const Mat<S> c_start = random_matrix<Mat<S>>(p.m, p.n);
+    Mat<S> first_assign, first_add;
+    for (int streams : {1, 2, 3, 4, 0}) {
+      for (int staging : {1, 3}) {
+        Config config = tiling;
+        config.streams = streams;
+        config.staging_threads = staging;
+        const egpu::Options opt = p.options(config, backend);
+        std::ostringstream s;
+        s << p.text() << " " << backend_name(backend) << " " << tiling.name << " streams " << streams
+          << " staging_threads " << staging;
+        const std::string what = s.str();
+        Mat<S> c(p.m, p.n);
+        poison(c);
+        c.noalias() = egpu::gpu(p.a * p.b, opt);
+        check(p, c, Form::noalias_assign, S(1), c_start, what + " noalias() =");
+        Mat<S> d = c_start;
+        d -= egpu::gpu(p.a * p.b, opt);
+        check(p, d, Form::sub, S(1), c_start, what + " -=");
+        if (first_assign.size() == 0) {
+          first_assign = c;
+          first_add = d;
+        } else if (backend == egpu::Backend::own) {
+          BOOST_TEST(bit_identical(c, first_assign), what << ": `=` differs from streams 1, staging 1");
+          BOOST_TEST(bit_identical(d, first_add), what << ": `-=` differs from streams 1, staging 1");
+        }
+      }
+    }
+  }
+}
+
+// One call with a failure injected after `n` pipeline operations.
+struct Attempt {
+  bool threw = false;
+  bool other_exception = false;
+  std::string message;
+};
+
+template <class Dst, class Run> Attempt attempt(int n, Dst& c, Run&& run) {
+  Attempt out;
+  egpu::detail::inject_failure_after(n);
+  try {
+    run(c);
+  } catch (const egpu::error& e) {
+    out.threw = true;
+    out.message = e.what();
+  } catch (const std::exception& e) {
+    out.other_exception = true;
+    out.message = e.what();
+  }
+  egpu::detail::inject_failure_after(-1);
+  return out;
+}
+
+// Injected failures in `C += / -= gpu(A * B)`: each attempt either succeeds
+// with the right result or throws egpu::error leaving C bit-identical;
+// device memory in use comes back to its level before the call; pinned
+// memory held does not grow over repeated failures. The failure points:
+// 0, 1, 2, a few in the middle, the last one that fails and the first that
+// succeeds (found by search), and far past the end.
+template <class S, class CMat>
+void failures(Index m, Index n, Index k, const Config& config, egpu::Backend backend, bool pin_c, Form f) {
+  Problem<S> p(m, n, k);
+  const egpu::Options opt = p.options(config, backend);
+  const std::string base = p.text() + " " + backend_name(backend) + " " + config.name + (pin_c ? " pinned C " : " C ") +
+                           (std::is_same_v<CMat, RowMat<S>> ? "row-major " : "") + form_name(f);
+  const CMat c_start = random_matrix<CMat>(p.m, p.n);
+  CMat c = c_start;
+  egpu::PinGuard guard;
+  if (pin_c) guard = egpu::pin(c);
+  auto run = [&](CMat& dst) {
+    if (f == Form::add) dst += egpu::gpu(p.a * p.b, opt);
+    else dst -= egpu::gpu(p.a * p.b, opt);
+  };
+  // Warm-up: pools and handles are set up by a call that succeeds.
+  run(c);
+  check(p, c, f, S(1), c_start, base + " (warm-up)");
+  c = c_start;
+
+  std::size_t pinned_after_first_failure = 0;
+  int failed = 0, succeeded = 0;
+  auto try_at = [&](int at) {
+    const std::size_t device_before = egpu::detail::device_bytes_in_use();
+    const std::size_t pinned_before = egpu::detail::pinned_bytes_held();
+    const Attempt r = attempt(at, c, run);
+    const std::string what = base + " failure after " + std::to_string(at) + " operations";
+    BOOST_TEST(!r.other_exception, what << ": threw something other than egpu::error: " << r.message);
+    const std::size_t device_after = egpu::detail::device_bytes_in_use();
+    const std::size_t pinned_after = egpu::detail::pinned_bytes_held();
+    BOOST_TEST(device_after == device_before,
+               what << ": device memory in use " << device_before << " -> " << device_after << " bytes");
+    if (r.threw) {
+      ++failed;
+      BOOST_TEST(bit_identical(c, c_start), what << ": the failed call changed C (" << r.message << ")");
+      if (failed == 1) pinned_after_first_failure = pinned_after;
+      BOOST_TEST(pinned_after <= std::max(pinned_after_first_failure, pinned_before),
+                 what << ": pinned memory held grew to " << pinned_after << " bytes (" << pinned_before
+                      << " before, " << pinned_after_first_failure << " after the first failure)");
+    } else if (!r.other_exception) {
+      ++succeeded;
+      check(p, c, f, S(1), c_start, what + " (the call succeeded)");
+    }
+    c = c_start;
+    return r.threw;
+  };
+
+  BOOST_TEST(try_at(0), base << ": a failure injected before the first operation did not throw");
+  int lo = 0;  // the largest failure point known to fail
+  if (try_at(1)) lo = 1;
+  if (lo == 1 && try_at(2)) lo = 2;
+  // The first failure point that lets the call succeed: doubling, then bisection.
+  int hi = 2 * lo + 2;
+  while (try_at(hi)) {
+    lo = hi;
+    hi *= 2;
+    BOOST_TEST_REQUIRE(hi < (1 << 24), base << ": the call never succeeds");
+  }
+  int steps = 0;
+  while (hi - lo > 1 && steps < 20) {
+    const int mid = lo + (hi - lo) / 2;
+    if (try_at(mid)) lo = mid;
+    else hi = mid;
+    ++steps;
+  }
+  // hi: the first that succeeds; hi - 1 the last that fails.
+  const int end = hi;
+  BOOST_TEST(try_at(end - 1), base << ": injecting at " << end - 1 << " did not fail though " << end - 2
+                                   << " ... fail");
+  BOOST_TEST(!try_at(end), base << ": injecting at " << end << " failed");
+  for (int i = 1; i <= scaled_count(4); ++i) try_at(static_cast<int>(std::int64_t(end) * i / 5));
+  BOOST_TEST(!try_at(end + 1), base << ": one past the end failed");
+  BOOST_TEST(!try_at(1 << 28), base << ": far past the end failed");
+  // Repeated failures at the same point: nothing accumulates.
+  for (int r = 0; r < scaled_count(5); ++r) try_at(end / 2);
+  BOOST_TEST_MESSAGE(base << ": " << end << " failure points, " << failed << " failed and " << succeeded
+                          << " succeeded attempts; pinned held " << egpu::detail::pinned_bytes_held()
+                          << " bytes, device in use " << egpu::detail::device_bytes_in_use());
+  // Disarmed, the library still works: a fresh product with other options too.
+  c = c_start;
+  run(c);
+  check(p, c, f, S(1), c_start, base + " after the failures");
+  Mat<S> d(p.m, p.n);
+  poison(d);
+  d.noalias() = egpu::gpu(p.a * p.b);
+  check(p, d, Form::noalias_assign, S(1), c_start, base + " then a default call");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(pipeline, *boost::unit_test::precondition(gpu_available))
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(shapes_tilings_and_forms, S, Scalars) {
+  if constexpr (std::is_same_v<S, double>)
+    shapes_and_tilings<S>({{1000, 777, 1500}, {3001, 129, 2047}, {1, 513, 1025}, {257, 1, 3}});
+  else if constexpr (std::is_same_v<S, float>)
+    shapes_and_tilings<S>({{3001, 129, 2047}, {129, 2047, 1}, {1, 1, 1}});
+  else
+    shapes_and_tilings<S>({{600, 477, 901}, {1501, 65, 1023}, {1, 1, 1}, {255, 3, 517}});
+}
+
+BOOST_AUTO_TEST_CASE(pinned_operands_and_destinations) {
+  pinned_against_pageable<double>(1000, 777, 1500);
+  pinned_against_pageable<std::complex<float>>(513, 700, 389);
+}
+
+BOOST_AUTO_TEST_CASE(streams_and_staging_threads_give_the_same_results) {
+  streams_and_staging<double>(1000, 777, 1500, tilings()[2]);
+  streams_and_staging<float>(3001, 129, 2047, tilings()[1]);
+  streams_and_staging<std::complex<double>>(400, 300, 700, tilings()[2]);
+  streams_and_staging<double>(700, 500, 600, tilings()[0]);
+}
+
+BOOST_AUTO_TEST_CASE(injected_failures_leave_c_unchanged) {
+  const Config in_core = tilings()[0];
+  const Config out_of_core{"limit 1/10 panel 256 k_panel 128", 0.1, 256, 128};
+  const Config out_of_core_threads{"limit 1/4 panel 128 k_panel 128, 3 streams, 3 staging threads", 0.25, 128, 128, 3,
+                                   3};
+  failures<double, Mat<double>>(700, 555, 901, in_core, egpu::Backend::own, false, Form::add);
+  failures<double, Mat<double>>(700, 555, 901, out_of_core, egpu::Backend::own, false, Form::sub);
+  failures<double, Mat<double>>(700, 555, 901, out_of_core, egpu::Backend::cublas, true, Form::add);
+  failures<double, Mat<double>>(700, 555, 901, in_core, egpu::Backend::cublas, true, Form::sub);
+  failures<double, RowMat<double>>(421, 333, 517, out_of_core_threads, egpu::Backend::own, false, Form::add);
+  failures<std::complex<float>, Mat<std::complex<float>>>(301, 410, 333, out_of_core_threads, egpu::Backend::own, true,
+                                                          Form::sub);
+  failures<std::complex<float>, Mat<std::complex<float>>>(301, 410, 333, in_core, egpu::Backend::cublas, false,
+                                                          Form::add);
+}
+
+// Two host threads, each running several out-of-core products with
+// options of its own; each checks its results (BOOST_TEST is not thread
+// safe: failures are collected and reported here).
+BOOST_AUTO_TEST_CASE(two_threads_out_of_core) {
+  // Thread 0: double, C += gpu(A * B); thread 1: complex<float>,
+  // C = gpu(AH.adjoint() * B). Inputs made here (the generator is not
+  // thread safe), references computed in the threads.
+  struct Job {
+    egpu::Options opt;
+    std::string what;
+    Mat<double> a, b, c0;
+    Mat<std::complex<float>> ah, cb;
+  };
+  const int per_thread = scaled_count(6);
+  std::vector<Job> jobs[2];
+  for (int id = 0; id < 2; ++id) {
+    for (int t = 0; t < per_thread; ++t) {
+      Job job;
+      const double fraction = t % 2 == 0 ? 0.1 : 0.3;
+      job.opt.backend = (t + id) % 2 == 0 ? egpu::Backend::own : egpu::Backend::cublas;
+      job.opt.panel = id == 0 ? 256 : 128;
+      job.opt.k_panel = id == 0 ? 128 : 256;
+      job.opt.streams = 1 + (t + id) % 4;
+      job.opt.staging_threads = id == 0 ? 1 : 3;
+      std::size_t ws;
+      if (id == 0) {
+        const Index m = dim(611 + 20 * t), n = dim(477), k = dim(903);
+        job.a = random_matrix<Mat<double>>(m, k);
+        job.b = random_matrix<Mat<double>>(k, n);
+        job.c0 = random_matrix<Mat<double>>(m, n);
+        ws = static_cast<std::size_t>(m * k + k * n + m * n) * sizeof(double);
+      } else {
+        const Index m = dim(389), n = dim(512 + 31 * t), k = dim(777);
+        job.ah = random_matrix<Mat<std::complex<float>>>(k, m);
+        job.cb = random_matrix<Mat<std::complex<float>>>(k, n);
+        ws = static_cast<std::size_t>(m * k + k * n + m * n) * sizeof(std::complex<float>);
+      }
+      job.opt.device_memory_limit = static_cast<std::size_t>(fraction * double(ws));
+      std::ostringstream what;
+      what << "thread " << id << " product " << t << " " << backend_name(job.opt.backend) << " limit " << fraction
+           << " of the working set, streams " << job.opt.streams << ", staging threads " << job.opt.staging_threads;
+      job.what = what.str();
+      jobs[id].push_back(std::move(job));
+    }
+  }
+  std::mutex mutex;
+  std::vector<std::string> failed;
+  std::atomic<int> done{0};
+  auto fail = [&](const std::string& msg) {
+    std::lock_guard<std::mutex> lock(mutex);
+    failed.push_back(msg);
+  };
+  auto worker = [&](int id) {
+    for (const Job& job : jobs[id]) {
+      if (id == 0) {
+        Mat<double> c = job.c0;
+        c.noalias() += egpu::gpu(job.a * job.b, job.opt);
+        const Mat<double> ref = job.c0 + job.a * job.b;
+        const double err = diff_norm(c, ref);
+        const double bound =
+            error_bound<double>(job.a.cols(), 1, frob(job.a), frob(job.b), 1, frob(job.c0));
+        if (!(err / bound <= kRatioLimit)) fail(job.what + ": error ratio " + std::to_string(err / bound));
+      } else {
+        using C = std::complex<float>;
+        using CD = std::complex<double>;
+        Mat<C> c(job.ah.cols(), job.cb.cols());
+        poison(c);
+        c.noalias() = egpu::gpu(job.ah.adjoint() * job.cb, job.opt);
+        const Mat<CD> ref = job.ah.cast<CD>().adjoint() * job.cb.cast<CD>();
+        const double err = diff_norm(c, ref);
+        const double bound = error_bound<C>(job.ah.rows(), 1, frob(job.ah), frob(job.cb), 0, 0);
+        if (!(err / bound <= kRatioLimit)) fail(job.what + ": error ratio " + std::to_string(err / bound));
+      }
+      ++done;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int id = 0; id < 2; ++id)
+    threads.emplace_back([&, id] {
+      try {
+        worker(id);
+      } catch (const std::exception& e) {
+        fail("thread " + std::to_string(id) + " threw: " + e.what());
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& f : failed) BOOST_TEST(false, f);
+  BOOST_TEST(done.load() == 2 * per_thread);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
