@@ -23,8 +23,9 @@ struct Options {
   // different C tiles alternate over the rest). 0 chooses from the device's
   // copy engines.
   int streams = 0;
-  // Edge of the C tiles and depth of the k pieces the pipeline moves; 0
-  // chooses from the shape.
+  // Edge of the C tiles and depth of the k pieces the pipeline moves, at
+  // most (a tile is rounded up to a multiple of 128 unless the dimension is
+  // smaller, and shrunk to fit the device budget); 0 chooses from the shape.
   std::int64_t panel = 0;
   std::int64_t k_panel = 0;
   // Host threads that copy between the user's pageable memory and pinned

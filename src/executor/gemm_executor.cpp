@@ -324,6 +324,34 @@ void copy_host(const HostMatrix<T>& from, const HostMatrix<T>& to, int threads) 
                });
 }
 
+// Device bytes the plan's slots take once every line is padded.
+template <class T>
+std::size_t allocated_bytes(const planner::PipelinePlan& plan) {
+  return piece_bytes<T>(plan.mb, plan.kb) * static_cast<std::size_t>(plan.slots_a) +
+         piece_bytes<T>(plan.kb, plan.nb) * static_cast<std::size_t>(plan.slots_b) +
+         sizeof(T) * static_cast<std::size_t>(padded_ld<T>(plan.mb) * plan.nb) * static_cast<std::size_t>(plan.slots_c);
+}
+
+// The planner counts elements; padding lines to 16 bytes adds to that (much
+// for thin pieces), so plan again within a smaller budget until the padded
+// slots fit the device budget too.
+template <class T>
+planner::PipelinePlan plan_within_budget(const Problem<T>& p, const Options& options) {
+  const std::size_t budget = runtime::device_budget(options.device_memory_limit);
+  const planner::GemmProblem problem{p.c.rows, p.c.cols, p.a.cols, static_cast<std::int64_t>(sizeof(T)),
+                                     !p.beta_is_zero};
+  double target = static_cast<double>(budget);
+  for (int attempt = 0;; ++attempt) {
+    planner::PipelinePlan plan =
+        planner::plan_pipeline(problem, {static_cast<std::int64_t>(target), options.panel, options.k_panel});
+    const std::size_t bytes = allocated_bytes<T>(plan);
+    if (bytes <= budget) return plan;
+    if (attempt == 8)
+      throw egpu::error("device memory budget of " + std::to_string(budget) + " bytes is too small for this product");
+    target *= 0.98 * static_cast<double>(budget) / static_cast<double>(bytes);
+  }
+}
+
 template <class T>
 void run(const detail::GemmDesc& desc, const Options& options) {
   const Problem<T> p(desc);
@@ -331,11 +359,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   const Streams streams(ctx, stream_count(options));
   const int threads = options.staging_threads > 0 ? options.staging_threads : hardware_threads();
 
-  // Pieces are padded to 16-byte lines; plan within a slightly smaller budget.
-  const std::size_t budget = runtime::device_budget(options.device_memory_limit) / 16 * 15;
-  const planner::PipelinePlan plan =
-      planner::plan_pipeline({p.c.rows, p.c.cols, p.a.cols, static_cast<std::int64_t>(sizeof(T)), !p.beta_is_zero},
-                             {static_cast<std::int64_t>(budget), options.panel, options.k_panel});
+  const planner::PipelinePlan plan = plan_within_budget<T>(p, options);
 
   // An accumulating call writes nothing into the user's C until every
   // kernel has succeeded: with all C tiles on the device, downloads wait for
@@ -477,6 +501,10 @@ void run(const detail::GemmDesc& desc, const Options& options) {
 }  // namespace
 
 void run_gemm(const detail::GemmDesc& desc, const Options& options) {
+  // An injected failure applies to this product only.
+  struct Disarm {
+    ~Disarm() { detail::inject_failure_after(-1); }
+  } disarm;
   switch (desc.scalar) {
     case detail::ScalarKind::f32: return run<float>(desc, options);
     case detail::ScalarKind::f64: return run<double>(desc, options);

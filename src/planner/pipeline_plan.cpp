@@ -158,7 +158,7 @@ Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
   }
   if (best_score < 0)
     throw egpu::error("device memory budget of " + std::to_string(limits.device_budget_bytes) +
-                      " bytes is too small for any tile of this product");
+                      " bytes is too small for this product (no tile fits, or the tiles that fit would take millions of steps)");
   return best;
 }
 

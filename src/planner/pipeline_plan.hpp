@@ -63,7 +63,8 @@ struct PipelinePlan {
 };
 
 // m, n, k must be positive. Throws egpu::error when the budget cannot hold
-// even the smallest pieces.
+// even the smallest pieces, or holds only pieces so small that the plan
+// would take more than about four million multiplies.
 PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& limits);
 
 }  // namespace egpu::planner

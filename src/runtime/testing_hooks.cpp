@@ -11,6 +11,8 @@
 namespace egpu::detail {
 
 std::size_t device_bytes_in_use() {
+  // Frees are stream-ordered: let them land before reading the count.
+  runtime::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   cudaMemPool_t pool = nullptr;
   runtime::cuda_check(cudaDeviceGetMemPool(&pool, runtime::thread_context().device()), "cudaDeviceGetMemPool");
   std::uint64_t used = 0;

@@ -7,7 +7,8 @@ namespace egpu::detail {
 
 // Makes the calling thread's next product fail with egpu::error after it
 // has issued `operations` pipeline operations (uploads, multiplies,
-// downloads), as a CUDA error there would; -1 disarms it. Used to check that
+// downloads), as a CUDA error there would; -1 disarms it. It applies to the
+// next product only, failing or not. Used to check that
 // a failed accumulating call leaves its destination unchanged.
 void inject_failure_after(int operations);
 
