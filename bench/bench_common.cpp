@@ -355,4 +355,18 @@ std::string format(const char* fmt, ...) {
   return n < 0 ? std::string() : std::string(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buffer - 1));
 }
 
+void check_sizes(const std::vector<long>& sizes) {
+  for (long n : sizes)
+    if (n < 1 || n > 65536) throw std::invalid_argument("--sizes: " + std::to_string(n) + " is out of range");
+}
+
+void check_choices(const std::vector<std::string>& values, const std::vector<std::string>& allowed,
+                   const char* option) {
+  std::string list;
+  for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  for (const std::string& v : values)
+    if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+      throw std::invalid_argument(std::string("--") + option + ": unknown value \"" + v + "\" (" + list + ")");
+}
+
 }  // namespace egpu_bench

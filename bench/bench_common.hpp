@@ -73,6 +73,12 @@ void fill_random(double* p, std::size_t count, unsigned long long seed);
 egpu::Options parse_pipeline_options(Args& args);
 // "streams=auto panel=2048 ..." (no commas: it goes into CSV cells as is).
 std::string describe_pipeline_options(const egpu::Options& options);
+
+// Option checks shared by the subcommands: throw std::invalid_argument
+// naming the option and what it accepts.
+void check_sizes(const std::vector<long>& sizes);
+void check_choices(const std::vector<std::string>& values, const std::vector<std::string>& allowed,
+                   const char* option);
 extern const char* const kPipelineOptionsUsage;
 
 // ---- the run ------------------------------------------------------------

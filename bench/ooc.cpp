@@ -175,17 +175,10 @@ Settings parse(Args& args) {
   s.repeats = static_cast<int>(args.integer("repeats", 3));
   s.warmups = static_cast<int>(args.integer("warmups", 1));
   s.pipeline = parse_pipeline_options(args);
-  for (long n : s.sizes)
-    if (n < 1 || n > 65536) throw std::invalid_argument("--sizes: " + std::to_string(n) + " is out of range");
-  for (const std::string& scalar : s.scalars)
-    if (scalar != "f32" && scalar != "f64" && scalar != "c32" && scalar != "c64")
-      throw std::invalid_argument("--scalars: unknown scalar \"" + scalar + "\" (f32, f64, c32, c64)");
-  for (const std::string& backend : s.backends)
-    if (backend != "own" && backend != "cublas")
-      throw std::invalid_argument("--backends: unknown backend \"" + backend + "\" (own, cublas)");
-  for (const std::string& memory : s.memories)
-    if (memory != "pageable" && memory != "pinned")
-      throw std::invalid_argument("--memory: unknown mode \"" + memory + "\" (pageable, pinned)");
+  check_sizes(s.sizes);
+  check_choices(s.scalars, {"f32", "f64", "c32", "c64"}, "scalars");
+  check_choices(s.backends, {"own", "cublas"}, "backends");
+  check_choices(s.memories, {"pageable", "pinned"}, "memory");
   if (s.sizes.empty() || s.scalars.empty() || s.backends.empty() || s.memories.empty())
     throw std::invalid_argument("--sizes, --scalars, --backends and --memory must not be empty");
   if (s.fraction < 2 || s.fraction > 1024) throw std::invalid_argument("--fraction must be 2..1024");

@@ -314,18 +314,10 @@ Settings parse(Args& args) {
   s.xt_blocks = args.integers("xt-blocks", {1024, 2048, 4096, 8192});
   s.bw_mib = args.integer("bw-mib", 1024);
   s.pipeline = parse_pipeline_options(args);
-  for (long n : s.sizes)
-    if (n < 1 || n > 65536) throw std::invalid_argument("--sizes: " + std::to_string(n) + " is out of range");
-  for (const std::string& scalar : s.scalars)
-    if (scalar != "f32" && scalar != "f64" && scalar != "c32" && scalar != "c64")
-      throw std::invalid_argument("--scalars: unknown scalar \"" + scalar + "\" (f32, f64, c32, c64)");
-  for (const std::string& memory : s.memories)
-    if (memory != "pageable" && memory != "pinned")
-      throw std::invalid_argument("--memory: unknown mode \"" + memory + "\" (pageable, pinned)");
-  for (const std::string& system : s.systems)
-    if (std::find(kAllSystems.begin(), kAllSystems.end(), system) == kAllSystems.end())
-      throw std::invalid_argument("--systems: unknown system \"" + system +
-                                  "\" (cpu-eigen, cublasxt, egpu-own, egpu-cublas)");
+  check_sizes(s.sizes);
+  check_choices(s.scalars, {"f32", "f64", "c32", "c64"}, "scalars");
+  check_choices(s.memories, {"pageable", "pinned"}, "memory");
+  check_choices(s.systems, kAllSystems, "systems");
   for (long b : s.xt_blocks)
     if (b < 64 || b > 65536) throw std::invalid_argument("--xt-blocks: " + std::to_string(b) + " is out of range");
   if (s.sizes.empty() || s.scalars.empty() || s.memories.empty() || s.systems.empty() || s.xt_blocks.empty())

@@ -36,7 +36,7 @@ PY
 gnuplot <<GP
 set terminal pngcairo size 1400,420 noenhanced font ",10"
 set output "$png"
-set title "egpu pipeline timeline ($trace)"
+set title "egpu pipeline timeline: $(basename "$trace")"
 set xlabel "ms"
 set ytics ($(cat "$lanes"))
 set yrange [-0.6:*] reverse

@@ -191,26 +191,23 @@ std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s) {
         mul.kp = std::min(s.kb, p.k - mul.p0);
         mul.first_k = tp == 0;
         mul.last_k = tp == tk - 1;
-        const auto [a_slot, a_new] = a_cache.place(ti * tk + tp);
-        if (a_new) {
-          Op up = mul;
-          up.kind = OpKind::upload_a;
-          up.slot = a_slot;
-          up.tile = -1;
-          up.j0 = up.nj = 0;
-          ops.push_back(up);
-        }
-        const auto [b_slot, b_new] = b_cache.place(tp * tn + tj);
-        if (b_new) {
-          Op up = mul;
-          up.kind = OpKind::upload_b;
-          up.slot = b_slot;
-          up.tile = -1;
-          up.i0 = up.mi = 0;
-          ops.push_back(up);
-        }
-        mul.a_slot = a_slot;
-        mul.b_slot = b_slot;
+        // The A piece (rows of the tile, this k) and the B piece (this k,
+        // columns of the tile) go up unless their cache holds them.
+        auto place = [&](SlotCache& cache, std::int64_t key, OpKind kind) {
+          const auto [slot, missing] = cache.place(key);
+          if (missing) {
+            Op up = mul;
+            up.kind = kind;
+            up.slot = slot;
+            up.tile = -1;
+            (kind == OpKind::upload_a ? up.nj : up.mi) = 0;
+            (kind == OpKind::upload_a ? up.j0 : up.i0) = 0;
+            ops.push_back(up);
+          }
+          return slot;
+        };
+        mul.a_slot = place(a_cache, ti * tk + tp, OpKind::upload_a);
+        mul.b_slot = place(b_cache, tp * tn + tj, OpKind::upload_b);
         ops.push_back(mul);
       }
       Op down = c;
