@@ -156,6 +156,37 @@ Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
     else
       target_mn = std::max<std::int64_t>(1, target_mn / 2);
   }
+  // Out of core with the tile sizes left to us, rectangular tiles can move
+  // far fewer bytes: a C tile spanning all rows of A, say, needs each B
+  // piece once. Try every combination of halved sizes that is not small.
+  const bool in_core = best_score >= 0 && best.slots_c == ceil_div(p.m, best.mb) * ceil_div(p.n, best.nb) &&
+                       best.slots_a == ceil_div(p.m, best.mb) * ceil_div(p.k, best.kb);
+  if (best_score >= 0 && !in_core && limits.panel <= 0) {
+    auto halvings = [](std::int64_t extent, std::int64_t start, std::int64_t floor) {
+      std::vector<std::int64_t> sizes;
+      for (std::int64_t t = start; t >= 1; t /= 2) {
+        const std::int64_t size = balanced(extent, t);
+        if (size < std::min(extent, floor)) break;
+        if (sizes.empty() || sizes.back() != size) sizes.push_back(size);
+      }
+      return sizes;
+    };
+    const std::int64_t k_start = limits.k_panel > 0 ? limits.k_panel : default_k_panel(p.k);
+    for (std::int64_t mb : halvings(p.m, p.m, kMinTile))
+      for (std::int64_t nb : halvings(p.n, p.n, kMinTile))
+        // Deeper pieces here: each k piece re-reads and re-writes its C
+        // tile on the device, which costs more for these wide tiles.
+        for (std::int64_t kb : halvings(p.k, k_start, 2 * kMinPiece)) {
+          const Sizes s = slots_for(p, mb, nb, kb, budget);
+          if (s.slots_a == 0) continue;
+          const bool one_c_slot = s.slots_c < std::min<std::int64_t>(2, ceil_div(p.m, mb) * ceil_div(p.n, nb));
+          const std::int64_t score = traffic_estimate(p, s) * (one_c_slot ? 3 : 2) / 2;
+          if (score < best_score) {
+            best = s;
+            best_score = score;
+          }
+        }
+  }
   if (best_score < 0)
     throw egpu::error("device memory budget of " + std::to_string(limits.device_budget_bytes) +
                       " bytes is too small for this product (no tile fits, or the tiles that fit would take millions of steps)");
