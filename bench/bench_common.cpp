@@ -369,4 +369,11 @@ void check_choices(const std::vector<std::string>& values, const std::vector<std
       throw std::invalid_argument(std::string("--") + option + ": unknown value \"" + v + "\" (" + list + ")");
 }
 
+bool print_help(Args& args, const char* usage) {
+  if (!args.flag("help")) return false;
+  std::fputs(usage, stdout);
+  std::fputs(kPipelineOptionsUsage, stdout);
+  return true;
+}
+
 }  // namespace egpu_bench

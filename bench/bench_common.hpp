@@ -74,6 +74,10 @@ egpu::Options parse_pipeline_options(Args& args);
 // "streams=auto panel=2048 ..." (no commas: it goes into CSV cells as is).
 std::string describe_pipeline_options(const egpu::Options& options);
 
+// --help: prints the subcommand's usage and the pipeline options; true
+// when it was asked for.
+bool print_help(Args& args, const char* usage);
+
 // Option checks shared by the subcommands: throw std::invalid_argument
 // naming the option and what it accepts.
 void check_sizes(const std::vector<long>& sizes);

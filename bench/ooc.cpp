@@ -191,11 +191,7 @@ Settings parse(Args& args) {
 
 int run_ooc(int argc, char** argv) {
   Args args(argc, argv);
-  if (args.flag("help")) {
-    std::fputs(kUsage, stdout);
-    std::fputs(kPipelineOptionsUsage, stdout);
-    return 0;
-  }
+  if (print_help(args, kUsage)) return 0;
   const Settings settings = parse(args);
   const std::string csv_file = args.text("csv", "");
   const std::string csv_dir = args.text("csv-dir", "");

@@ -337,11 +337,7 @@ std::string ratio(double numerator, double denominator) {
 
 int run_product(int argc, char** argv) {
   Args args(argc, argv);
-  if (args.flag("help")) {
-    std::fputs(kUsage, stdout);
-    std::fputs(kPipelineOptionsUsage, stdout);
-    return 0;
-  }
+  if (print_help(args, kUsage)) return 0;
   Settings settings = parse(args);
   const int threads = static_cast<int>(args.integer("threads", 0));
   const std::string csv_file = args.text("csv", "");

@@ -441,32 +441,39 @@ BOOST_AUTO_TEST_CASE(a_problem_that_fits_goes_up_once) {
 // start multiplying after a small part of the inputs arrived, not after
 // all of them. Also fp32 / complex<double>, C read or not, and through a
 // 4 GiB budget (out of core).
-BOOST_AUTO_TEST_CASE(large_products_start_early) {
-  for (i64 elem : {4, 8, 16}) {
-    for (bool reads_c : {false, true}) {
-      for (i64 budget : {i64(80) << 30, i64(4) << 30}) {
+// Calls f(problem, limits, plan) for 16384^3 with 4-, 8- and 16-byte
+// elements, C read or not, through each of the budgets.
+template <class F>
+void for_each_16384_cube(std::initializer_list<i64> budgets, F f) {
+  for (i64 elem : {4, 8, 16})
+    for (bool reads_c : {false, true})
+      for (i64 budget : budgets) {
         GemmProblem p;
         p.m = p.n = p.k = 16384;
         p.elem_size = elem;
         p.reads_c = reads_c;
         PipelineLimits lim;
         lim.device_budget_bytes = budget;
-        const PipelinePlan plan = plan_pipeline(p, lim);
-        Facts facts;
-        if (!check_plan(p, lim, plan, &facts)) return;
-        const i64 whole = 3 * p.m * p.m * elem;
-        if (whole <= budget)
-          BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan) << ": fits but not in core");
-        BOOST_TEST(facts.first_multiply_fraction < 0.25, describe(p, lim) << describe_plan(plan)
-                                                                           << ": first multiply after "
-                                                                           << facts.first_multiply_fraction
-                                                                           << " of the input bytes");
-        BOOST_TEST_MESSAGE(describe(p, lim) << describe_plan(plan) << " first multiply after "
-                                            << facts.first_multiply_fraction << " of the inputs, h2d "
-                                            << plan.h2d_bytes << " bytes");
+        f(p, lim, plan_pipeline(p, lim));
       }
-    }
-  }
+}
+
+BOOST_AUTO_TEST_CASE(large_products_start_early) {
+  for_each_16384_cube({i64(80) << 30, i64(4) << 30}, [](const GemmProblem& p, const PipelineLimits& lim,
+                                                         const PipelinePlan& plan) {
+    Facts facts;
+    if (!check_plan(p, lim, plan, &facts)) return;
+    const i64 whole = 3 * p.m * p.m * p.elem_size;
+    if (whole <= lim.device_budget_bytes)
+      BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan) << ": fits but not in core");
+    BOOST_TEST(facts.first_multiply_fraction < 0.25, describe(p, lim) << describe_plan(plan)
+                                                                       << ": first multiply after "
+                                                                       << facts.first_multiply_fraction
+                                                                       << " of the input bytes");
+    BOOST_TEST_MESSAGE(describe(p, lim) << describe_plan(plan) << " first multiply after "
+                                        << facts.first_multiply_fraction << " of the inputs, h2d "
+                                        << plan.h2d_bytes << " bytes");
+  });
   // Rectangular and odd large shapes, default panels, in core.
   for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
            {20001, 8191, 12289}, {4097, 30000, 4097}, {16384, 16384, 100000}, {50000, 50000, 4096}}) {
@@ -493,21 +500,11 @@ BOOST_AUTO_TEST_CASE(large_products_start_early) {
 // so a plan of millions of 128^3 multiplies would be launch-bound however
 // few bytes it moves. Full tiles of at least 1024 x 1024 x 256.
 BOOST_AUTO_TEST_CASE(out_of_core_tiles_are_not_tiny) {
-  for (i64 elem : {4, 8, 16}) {
-    for (bool reads_c : {false, true}) {
-      for (i64 budget : {i64(1) << 30, i64(4) << 30}) {
-        GemmProblem p;
-        p.m = p.n = p.k = 16384;
-        p.elem_size = elem;
-        p.reads_c = reads_c;
-        PipelineLimits lim;
-        lim.device_budget_bytes = budget;
-        const PipelinePlan plan = plan_pipeline(p, lim);
-        BOOST_TEST((plan.mb >= 1024 && plan.nb >= 1024 && plan.kb >= 256),
-                   describe(p, lim) << describe_plan(plan) << ": tiles this small make the product launch-bound");
-      }
-    }
-  }
+  for_each_16384_cube({i64(1) << 30, i64(4) << 30}, [](const GemmProblem& p, const PipelineLimits& lim,
+                                                        const PipelinePlan& plan) {
+    BOOST_TEST((plan.mb >= 1024 && plan.nb >= 1024 && plan.kb >= 256),
+               describe(p, lim) << describe_plan(plan) << ": tiles this small make the product launch-bound");
+  });
 }
 
 // Explicit panel / k_panel, from 1 up to more than the problem, through a
