@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include <egpu/options.hpp>
+#include <egpu/pin.hpp>
 
 namespace egpu_bench {
 
@@ -73,6 +75,21 @@ void fill_random(double* p, std::size_t count, unsigned long long seed);
 egpu::Options parse_pipeline_options(Args& args);
 // "streams=auto panel=2048 ..." (no commas: it goes into CSV cells as is).
 std::string describe_pipeline_options(const egpu::Options& options);
+
+// The guards that page-lock `matrices` for the pinned memory mode; on a
+// failure, no guards and `error` says why (the case is then reported as
+// failed rather than timed on pageable memory).
+template <class... Matrices>
+std::vector<egpu::PinGuard> pin_all(std::string& error, Matrices&... matrices) {
+  std::vector<egpu::PinGuard> guards;
+  try {
+    (guards.push_back(egpu::pin(matrices)), ...);
+  } catch (const std::exception& e) {
+    guards.clear();
+    error = std::string("egpu::pin failed: ") + e.what();
+  }
+  return guards;
+}
 
 // --help: prints the subcommand's usage and the pipeline options; true
 // when it was asked for.

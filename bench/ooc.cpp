@@ -102,18 +102,9 @@ std::vector<Row> run_case(long n, const std::string& scalar, const Settings& set
 
   std::vector<Row> rows;
   for (const std::string& memory : settings.memories) {
-    std::vector<egpu::PinGuard> guards;
     std::string pin_error;
-    if (memory == "pinned") {
-      try {
-        guards.push_back(egpu::pin(A));
-        guards.push_back(egpu::pin(B));
-        guards.push_back(egpu::pin(C_in));
-        guards.push_back(egpu::pin(C_ooc));
-      } catch (const std::exception& e) {
-        pin_error = std::string("egpu::pin failed: ") + e.what();
-      }
-    }
+    const std::vector<egpu::PinGuard> guards =
+        memory == "pinned" ? pin_all(pin_error, A, B, C_in, C_ooc) : std::vector<egpu::PinGuard>{};
     for (const std::string& backend : backends) {
       Row row;
       row.memory = memory;

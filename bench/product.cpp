@@ -199,18 +199,11 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
       rows.push_back(cpu);
       rows.back().memory = memory;
     }
-    std::vector<egpu::PinGuard> guards;
     std::string pin_error;
-    if (memory == "pinned") {
-      try {
-        guards.push_back(egpu::pin(A));
-        guards.push_back(egpu::pin(B));
-        guards.push_back(egpu::pin(C));
-      } catch (const std::exception& e) {
-        pin_error = std::string("egpu::pin failed: ") + e.what();
-        std::fprintf(stderr, "egpu-bench product: N=%ld %s: %s\n", n, scalar.c_str(), pin_error.c_str());
-      }
-    }
+    const std::vector<egpu::PinGuard> guards =
+        memory == "pinned" ? pin_all(pin_error, A, B, C) : std::vector<egpu::PinGuard>{};
+    if (!pin_error.empty())
+      std::fprintf(stderr, "egpu-bench product: N=%ld %s: %s\n", n, scalar.c_str(), pin_error.c_str());
 
     // egpu-cublas first: it is the reference where CPU Eigen is skipped.
     for (const std::string system : {"egpu-cublas", "egpu-own", "cublasxt"}) {

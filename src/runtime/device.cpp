@@ -43,7 +43,6 @@ DeviceInfo probe() {
   info.index = request.index;
   info.name = prop.name;
   info.copy_engines = prop.asyncEngineCount;
-  info.total_memory = prop.totalGlobalMem;
 
   // Keep freed device memory in the stream-ordered pool instead of handing
   // it back to the driver after every call: the pool is the device cache.

@@ -13,7 +13,6 @@ struct DeviceInfo {
   std::string name = "cpu";
   std::string why_not;  // when not usable
   int copy_engines = 0;
-  std::size_t total_memory = 0;
 };
 
 // Decided on first call; throws egpu::error when EGPU_DEVICE names a device

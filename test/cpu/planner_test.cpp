@@ -175,6 +175,20 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
   std::vector<TileState> tiles;
   i64 h2d = 0, d2h = 0, max_mi = 0, max_nj = 0, max_kp = 0, multiplies = 0;
   i64 uploaded_before_first_multiply = -1;
+  // A C tile starts (upload_c, or its first multiply when C is not read):
+  // its slot must be free and its region inside C.
+  auto new_tile_fault = [&](const Op& o) -> std::string {
+    const std::int32_t held = c_slot[static_cast<std::size_t>(o.slot)];
+    if (held != -1) return "C slot still holds tile " + std::to_string(held) + ", not yet downloaded";
+    if (!(o.mi >= 1 && o.mi <= plan.mb && o.nj >= 1 && o.nj <= plan.nb && o.i0 >= 0 && o.i0 + o.mi <= p.m &&
+          o.j0 >= 0 && o.j0 + o.nj <= p.n))
+      return "C tile out of range";
+    return "";
+  };
+  auto open_tile = [&](const Op& o) {
+    tiles.push_back(TileState{o.i0, o.mi, o.j0, o.nj, o.slot});
+    c_slot[static_cast<std::size_t>(o.slot)] = o.tile;
+  };
   const std::size_t count = plan.ops.size();
   for (std::size_t at = 0; at < count && ok; ++at) {
     const Op& op = plan.ops[at];
@@ -205,15 +219,9 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
         REQUIRE_OP(op.tile == static_cast<std::int32_t>(tiles.size()),
                   "upload_c of a tile that is not the next new one (tiles are numbered in plan order; C goes up "
                   "once, before the tile's first multiply)");
-        REQUIRE_OP(c_slot[static_cast<std::size_t>(op.slot)] == -1,
-                  "C slot still holds tile " + std::to_string(c_slot[static_cast<std::size_t>(op.slot)]) +
-                      ", not yet downloaded");
-        REQUIRE_OP(op.mi >= 1 && op.mi <= plan.mb && op.nj >= 1 && op.nj <= plan.nb && op.i0 >= 0 &&
-                      op.i0 + op.mi <= p.m && op.j0 >= 0 && op.j0 + op.nj <= p.n,
-                  "C tile out of range");
-        tiles.push_back(TileState{op.i0, op.mi, op.j0, op.nj, op.slot});
+        REQUIRE_OP(new_tile_fault(op).empty(), new_tile_fault(op));
+        open_tile(op);
         tiles.back().c_uploaded = true;
-        c_slot[static_cast<std::size_t>(op.slot)] = op.tile;
         h2d += op.mi * op.nj * e;
         break;
       }
@@ -226,14 +234,8 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
         REQUIRE_OP(op.tile >= 0 && op.tile <= static_cast<std::int32_t>(tiles.size()), "tile number out of order");
         if (op.tile == static_cast<std::int32_t>(tiles.size())) {  // a new tile
           REQUIRE_OP(!p.reads_c, "first multiply of a tile without its upload_c (C is read)");
-          REQUIRE_OP(c_slot[static_cast<std::size_t>(op.slot)] == -1,
-                    "C slot still holds tile " + std::to_string(c_slot[static_cast<std::size_t>(op.slot)]) +
-                        ", not yet downloaded");
-          REQUIRE_OP(op.mi >= 1 && op.mi <= plan.mb && op.nj >= 1 && op.nj <= plan.nb && op.i0 >= 0 &&
-                        op.i0 + op.mi <= p.m && op.j0 >= 0 && op.j0 + op.nj <= p.n,
-                    "C tile out of range");
-          tiles.push_back(TileState{op.i0, op.mi, op.j0, op.nj, op.slot});
-          c_slot[static_cast<std::size_t>(op.slot)] = op.tile;
+          REQUIRE_OP(new_tile_fault(op).empty(), new_tile_fault(op));
+          open_tile(op);
         }
         TileState& t = tiles[static_cast<std::size_t>(op.tile)];
         REQUIRE_OP(t.i0 == op.i0 && t.mi == op.mi && t.j0 == op.j0 && t.nj == op.nj, "region is not its tile's");
