@@ -277,18 +277,21 @@ static bool looks_numeric(const std::string& cell) {
                            ((cell[0] == '-' || cell[0] == '.') && cell.size() > 1));
 }
 
-void Table::print(std::FILE* out) const {
+void Table::print(std::FILE* out, Style style) const {
+  const bool markdown = style == Style::markdown;
   std::vector<std::size_t> width(m_headers.size());
-  for (std::size_t c = 0; c < m_headers.size(); ++c) width[c] = m_headers[c].size();
+  for (std::size_t c = 0; c < m_headers.size(); ++c)
+    width[c] = std::max<std::size_t>(m_headers[c].size(), markdown ? 3 : 0);
   for (const auto& row : m_rows)
     for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
   auto line = [&](const std::vector<std::string>& cells, bool header) {
+    if (markdown) std::fputs("| ", out);
     for (std::size_t c = 0; c < width.size(); ++c) {
       const std::string cell = c < cells.size() ? cells[c] : "";
       const int w = static_cast<int>(width[c]);
       const bool right = !header && looks_numeric(cell);
       std::fprintf(out, right ? "%*s" : "%-*s", w, cell.c_str());
-      std::fputs(c + 1 < width.size() ? "  " : "\n", out);
+      std::fputs(c + 1 < width.size() ? (markdown ? " | " : "  ") : (markdown ? " |\n" : "\n"), out);
     }
   };
   line(m_headers, true);
@@ -344,6 +347,21 @@ void Csv::add(const std::vector<std::string>& row) {
     std::fputc(c + 1 < row.size() ? ',' : '\n', m_file);
   }
   std::fflush(m_file);  // rows survive a crash later in the run
+}
+
+CsvChoice parse_csv_options(Args& args) {
+  CsvChoice choice;
+  choice.file = args.text("csv", "");
+  choice.dir = args.text("csv-dir", "");
+  choice.off = args.flag("no-csv");
+  return choice;
+}
+
+std::unique_ptr<Csv> open_csv(const CsvChoice& choice, const std::string& subcommand, const RunInfo& info,
+                              const std::vector<std::string>& headers) {
+  if (choice.off) return nullptr;
+  return std::make_unique<Csv>(choice.file.empty() ? default_csv_path(subcommand, info, choice.dir) : choice.file,
+                               headers);
 }
 
 std::string format(const char* fmt, ...) {

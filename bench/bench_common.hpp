@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -125,12 +126,14 @@ std::string default_csv_path(const std::string& subcommand, const RunInfo& info,
 
 // ---- output -------------------------------------------------------------
 
-// A table printed with aligned columns; numbers right-aligned.
+// A table printed with aligned columns; numbers right-aligned. The markdown
+// style puts the cells between pipes under a |---| rule.
 class Table {
  public:
+  enum class Style { aligned, markdown };
   explicit Table(std::vector<std::string> headers) : m_headers(std::move(headers)) {}
   void add(std::vector<std::string> row) { m_rows.push_back(std::move(row)); }
-  void print(std::FILE* out) const;
+  void print(std::FILE* out, Style style = Style::aligned) const;
 
  private:
   std::vector<std::string> m_headers;
@@ -154,6 +157,18 @@ class Csv {
   std::string m_path;
   std::FILE* m_file = nullptr;
 };
+
+// A subcommand's CSV options: --csv FILE, --csv-dir DIR, --no-csv.
+struct CsvChoice {
+  std::string file, dir;
+  bool off = false;
+};
+CsvChoice parse_csv_options(Args& args);
+
+// The CSV chosen (nullptr under --no-csv): --csv FILE, else
+// default_csv_path(subcommand, info, --csv-dir).
+std::unique_ptr<Csv> open_csv(const CsvChoice& choice, const std::string& subcommand, const RunInfo& info,
+                              const std::vector<std::string>& headers);
 
 // printf into a std::string.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -10,6 +10,10 @@
 //                                      shapes, lds, alignment, beta) + timing
 //   ./build-probe/gemm_probe --quick   small correctness pass only (for compute-sanitizer)
 //   ./build-probe/gemm_probe --time    timing only
+//   ./build-probe/gemm_probe --tensor  tensor-core timing and float accuracy only
+//   ./build-probe/gemm_probe --check --only double   the full checks of one scalar
+//   ./build-probe/gemm_probe --simt    split-k checks + SIMT and awkward-shape timings
+//   ./build-probe/gemm_probe --simt-quick  the split-k checks only, fewer cases
 // Exits nonzero on any correctness failure.
 //
 // Error measure, per element: |C - ref| / bound with
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "kernels/gemm/device/gemm_tiled_launch.cuh"
+#include "kernels/gemm/device/gemm_mma_launch.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 
 using namespace egpu::kernels;
@@ -188,7 +193,30 @@ struct Case {
   bool ca, cb, unaligned, beta_zero;
   GemmConfig cfg;
   i64 lda_force = 0, ldc_force = 0;  // huge lds (64-bit offsets)
+  MathMode math = MathMode::exact;
 };
+
+// The arithmetic a float case really runs: the tensor configurations (and
+// automatic, which picks them for tf32 / tf32x3) run TF32 for tf32 and the
+// split tf32x3 products otherwise; the SIMT ones always run exact.
+template <class T>
+MathMode effective_math(const Case& c) {
+  if (!std::is_same_v<T, float>) return MathMode::exact;
+  const bool tensor = c.cfg == GemmConfig::tensor_large || c.cfg == GemmConfig::tensor_small ||
+                      (c.cfg == GemmConfig::split_k && c.math != MathMode::exact);
+  if (c.cfg == GemmConfig::automatic || c.cfg == GemmConfig::split_k) return c.math;
+  if (!tensor) return MathMode::exact;
+  return c.math == MathMode::tf32 ? MathMode::tf32 : MathMode::tf32x3;
+}
+// Factor on the bound eps(T) (k + 2) sum |a||b| for the tensor-core float
+// modes: tf32 adds 2^-10 sum |a||b| (both operands rounded to 11 bits); tf32x3
+// adds 2^-20 sum |a||b| (the dropped small*small term and the rounding of the
+// small parts, ~3 * 2^-22, which exceed (k + 2) eps only for tiny k).
+double math_scale(MathMode m, i64 k) {
+  if (m == MathMode::tf32) return 1.0 + 16384.0 / double(k + 2);
+  if (m == MathMode::tf32x3) return 1.0 + 8.0 / double(k + 2);
+  return 1.0;
+}
 struct Stats {
   double worst_ref = 0, worst_cublas = 0;
   int cases = 0, cublas_cases = 0, failures = 0;
@@ -216,6 +244,11 @@ template <class T> T rand_scalar(bool one) {
   return one ? from64<T>({1.0, 0.0}) : from64<T>({u(g_rng), u(g_rng)});
 }
 
+// When set, run_case runs this instead of gemm_tiled (SIMT variants, see
+// check_variant).
+template <class T>
+void (*case_launch)(const GemmArgs<T>&) = nullptr;
+
 template <class T>
 bool run_case(const Case& c, Stats& st, bool use_cublas) {
   const bool ra = c.la == Layout::row_major, rb = c.lb == Layout::row_major;
@@ -229,6 +262,8 @@ bool run_case(const Case& c, Stats& st, bool use_cublas) {
   g.ldc = c.ldc_force ? c.ldc_force : std::max<i64>(1, c.m) + c.ldc_extra;
   g.a_layout = c.la; g.b_layout = c.lb;
   g.conj_a = c.ca; g.conj_b = c.cb;
+  g.math = c.math;
+  const double mscale = math_scale(effective_math<T>(c), c.k);
   g.alpha = rand_scalar<T>(g_rng() % 3 == 0);
   g.beta_is_zero = c.beta_zero;
   g.beta = c.beta_zero ? from64<T>({0, 0}) : rand_scalar<T>(false);
@@ -252,7 +287,10 @@ bool run_case(const Case& c, Stats& st, bool use_cublas) {
     ref_kernel<<<1024, 256>>>(g, c0p, ref);
     CK(cudaGetLastError());
   }
-  gemm_tiled(g, nullptr, c.cfg);
+  if (case_launch<T>)
+    case_launch<T>(g);  // an experimental launch in place of the library's
+  else
+    gemm_tiled(g, nullptr, c.cfg);
   CK(cudaDeviceSynchronize());
 
   std::vector<T> hc(std::max<i64>(1, mn)), hb(std::max<i64>(1, mn));
@@ -272,7 +310,7 @@ bool run_case(const Case& c, Stats& st, bool use_cublas) {
   };
   double worst = 0;
   for (i64 t = 0; t < mn; ++t)
-    worst = std::max(worst, ratio(t, to64(hc[t]), C64{hr[4 * t], hr[4 * t + 1]}, 1));
+    worst = std::max(worst, ratio(t, to64(hc[t]), C64{hr[4 * t], hr[4 * t + 1]}, mscale));
   // Padding rows of C (between m and ldc) must be untouched.
   bool pad_ok = true;
   if (c.ldc_extra > 0 && mn > 0 && !c.ldc_force) {
@@ -297,7 +335,8 @@ bool run_case(const Case& c, Stats& st, bool use_cublas) {
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy2D(hb.data(), c.m * sizeof(T), c0p, g.ldc * sizeof(T), c.m * sizeof(T), c.n,
                     cudaMemcpyDeviceToHost));
-    for (i64 t = 0; t < mn; ++t) worst_cb = std::max(worst_cb, ratio(t, to64(hc[t]), to64(hb[t]), 2));
+    for (i64 t = 0; t < mn; ++t)
+      worst_cb = std::max(worst_cb, ratio(t, to64(hc[t]), to64(hb[t]), 2 * mscale));
     st.cublas_cases++;
   }
   CK(cudaFree(a - (c.unaligned ? 1 : 0)));
@@ -312,10 +351,11 @@ bool run_case(const Case& c, Stats& st, bool use_cublas) {
   if (!ok) {
     st.failures++;
     std::printf("FAIL %s m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld la=%c lb=%c conj=%d%d "
-                "unaligned=%d beta0=%d cfg=%d: ref ratio %.3g cublas ratio %.3g pad %s\n",
+                "unaligned=%d beta0=%d cfg=%s math=%d: ref ratio %.3g cublas ratio %.3g pad %s\n",
                 Tr<T>::name, (long long)c.m, (long long)c.n, (long long)c.k, (long long)g.lda,
                 (long long)g.ldb, (long long)g.ldc, ra ? 'R' : 'C', rb ? 'R' : 'C', c.ca, c.cb,
-                c.unaligned, c.beta_zero, int(c.cfg), worst, worst_cb, pad_ok ? "ok" : "WRITTEN");
+                c.unaligned, c.beta_zero, config_name(c.cfg), int(c.math), worst, worst_cb,
+                pad_ok ? "ok" : "WRITTEN");
   }
   return ok;
 }
@@ -346,24 +386,36 @@ Stats check_scalar(bool quick) {
             c.ca = ca; c.cb = cb;
             c.unaligned = g_rng() % 3 == 0;
             c.beta_zero = g_rng() % 2 == 0;
-            c.cfg = GemmConfig(g_rng() % 3);
+            c.cfg = GemmConfig(g_rng() % 6);  // automatic .. split_k
+            if (std::is_same_v<T, float>) c.math = MathMode(g_rng() % 3);
             run_case<T>(c, st, !quick);
           }
   if (!quick) {
-    // Aligned, vector-friendly interior shapes through both configurations.
-    for (int cfg = 1; cfg <= 2; ++cfg)
-      for (int la = 0; la < 2; ++la)
-        for (int lb = 0; lb < 2; ++lb) {
-          Case c{256, 384, 128, 0, 0, 0, la ? Layout::row_major : Layout::col_major,
-                 lb ? Layout::row_major : Layout::col_major, false, false, false, true,
-                 GemmConfig(cfg)};
-          run_case<T>(c, st, true);
-        }
+    // Aligned, vector-friendly interior shapes through every configuration
+    // (and every math mode of float).
+    const int nmath = std::is_same_v<T, float> ? 3 : 1;
+    for (int cfg = 1; cfg <= 5; ++cfg)
+      for (int mm = 0; mm < nmath; ++mm)
+        for (int la = 0; la < 2; ++la)
+          for (int lb = 0; lb < 2; ++lb) {
+            Case c{256, 384, 128, 0, 0, 0, la ? Layout::row_major : Layout::col_major,
+                   lb ? Layout::row_major : Layout::col_major, false, false, false, true,
+                   GemmConfig(cfg)};
+            c.math = MathMode(mm);
+            run_case<T>(c, st, true);
+          }
     // More column tiles than gridDim.y allows (65535), both configurations.
     for (int cfg = 1; cfg <= 2; ++cfg) {
       const i64 bn = cfg == 1 ? TileShape<T, LargeTag>::bn : TileShape<T, SmallTag>::bn;
       Case c{3, 65535 * bn + 77, 5, 0, 1, 0, Layout::col_major, Layout::row_major, false,
              is_complex<T>::value, true, false, GemmConfig(cfg)};
+      run_case<T>(c, st, true);
+    }
+    // The tensor configurations walk tiles on a 1-D grid: many column tiles.
+    if constexpr (!std::is_same_v<T, cfloat>) {
+      Case c{3, 65535 * 128 + 77, 5, 0, 1, 0, Layout::col_major, Layout::row_major, false,
+             is_complex<T>::value, true, false, GemmConfig::tensor_large};
+      c.math = MathMode::tf32x3;
       run_case<T>(c, st, true);
     }
   }
@@ -472,6 +524,449 @@ void time_scalar(i64 N, bool variants) {
   CK(cudaFree(c));
 }
 
+// ---- tensor-core configurations: shapes, layouts, math modes ----------------------
+// One timed product of ours (automatic choice, or `cfg`) against cuBLAS on the same
+// operands (cuBLAS in its default math: exact SGEMM, DMMA DGEMM/ZGEMM).
+template <class T>
+void time_shape(i64 m, i64 n, i64 k, Layout la, Layout lb, MathMode math, const char* label,
+                GemmConfig cfg = GemmConfig::automatic) {
+  const double flops = (is_complex<T>::value ? 8.0 : 2.0) * double(m) * n * k;
+  const bool ra = la == Layout::row_major, rb = lb == Layout::row_major;
+  const i64 a_rows = ra ? k : m, a_cols = ra ? m : k, b_rows = rb ? n : k, b_cols = rb ? k : n;
+  T *a, *b, *c;
+  CK(cudaMalloc(&a, a_rows * a_cols * sizeof(T)));
+  CK(cudaMalloc(&b, b_rows * b_cols * sizeof(T)));
+  CK(cudaMalloc(&c, m * n * sizeof(T)));
+  fill(a, a_rows, a_cols, a_rows);
+  fill(b, b_rows, b_cols, b_rows);
+  fill(c, m, n, m);
+  GemmArgs<T> g;
+  g.m = m; g.n = n; g.k = k;
+  g.a = a; g.b = b; g.c = c;
+  g.lda = a_rows; g.ldb = b_rows; g.ldc = m;
+  g.a_layout = la; g.b_layout = lb;
+  g.alpha = from64<T>({1, 0});
+  g.beta = from64<T>({0, 0});
+  g.math = math;
+  const double ours = median_ms<T>([&] { gemm_tiled(g, nullptr, cfg); }, 7);
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  cublasOperation_t ta, tb;
+  cublas_op(la, false, &ta);
+  cublas_op(lb, false, &tb);
+  const double cub = median_ms<T>([&] {
+    CB(cublas_gemm(g_handle, ta, tb, int(m), int(n), int(k), &g.alpha, a, int(g.lda), b,
+                   int(g.ldb), &g.beta, c, int(m)));
+  }, 7);
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  const char* mname = math == MathMode::tf32 ? "tf32" : math == MathMode::tf32x3 ? "tf32x3" : "exact";
+  std::printf("TTIME %-7s %-6s %5lldx%5lldx%5lld %c%c %-10s ours %7.2f TFLOP/s  cuBLAS %7.2f  ratio %.2f\n",
+              Tr<T>::name, mname, (long long)m, (long long)n, (long long)k, ra ? 'T' : 'N',
+              rb ? 'T' : 'N', label, flops / ours * 1e-9, flops / cub * 1e-9, cub / ours);
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  CK(cudaFree(c));
+}
+
+// Max |C - ref| over C for ours in `math` and for cuBLAS SGEMM (exact fp32), against the
+// float64 reference, on the same N x N x N product.
+void float_accuracy(i64 N) {
+  float *a, *b, *c;
+  CK(cudaMalloc(&a, N * N * sizeof(float)));
+  CK(cudaMalloc(&b, N * N * sizeof(float)));
+  CK(cudaMalloc(&c, N * N * sizeof(float)));
+  fill(a, N, N, N);
+  fill(b, N, N, N);
+  double* ref;
+  CK(cudaMalloc(&ref, N * N * 4 * sizeof(double)));
+  GemmArgs<float> g;
+  g.m = g.n = g.k = N;
+  g.a = a; g.b = b; g.c = c;
+  g.lda = g.ldb = g.ldc = N;
+  g.alpha = 1.f;
+  g.beta = 0.f;
+  ref_kernel<<<1024, 256>>>(g, c, ref);
+  CK(cudaGetLastError());
+  std::vector<double> hr(N * N * 4);
+  std::vector<float> hc(N * N);
+  CK(cudaMemcpy(hr.data(), ref, hr.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  auto max_err = [&] {
+    CK(cudaMemcpy(hc.data(), c, hc.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    double e = 0, s = 0;
+    for (i64 t = 0; t < N * N; ++t) {
+      e = std::max(e, std::fabs(double(hc[t]) - hr[4 * t]));
+      s = std::max(s, hr[4 * t + 2]);
+    }
+    return std::make_pair(e, s);
+  };
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  CB(cublasSgemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(N), int(N), &g.alpha, a, int(N),
+                 b, int(N), &g.beta, c, int(N)));
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  const auto cub = max_err();
+  for (MathMode m : {MathMode::exact, MathMode::tf32, MathMode::tf32x3}) {
+    g.math = m;
+    gemm_tiled(g, nullptr);
+    const auto ours = max_err();
+    std::printf("ACCURACY float N=%lld math=%d  max|err| ours %.3e  cuBLAS SGEMM %.3e  ratio %.2f"
+                "  (max sum|a||b| %.1f)\n",
+                (long long)N, int(m), ours.first, cub.first, ours.first / cub.first, ours.second);
+  }
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  CK(cudaFree(c));
+  CK(cudaFree(ref));
+}
+
+// Experimental tensor-core shapes timed beside the library's (not part of it).
+struct MmaExp1 {};
+struct MmaExp2 {};
+struct MmaExp3 {};
+namespace egpu::kernels {
+// fp64: DMMA m16n8k16; bk 32 with k16; 4 stages with k16.
+template <MathMode M> struct MmaTileConfig<double, MmaExp1, M> : MmaDims<128, 128, 16, 64, 32, 3, 1, 16> {};
+template <MathMode M> struct MmaTileConfig<double, MmaExp2, M> : MmaDims<128, 128, 32, 64, 32, 3, 1, 16> {};
+template <MathMode M> struct MmaTileConfig<double, MmaExp3, M> : MmaDims<128, 128, 16, 64, 32, 4, 1, 16> {};
+// complex<double>: bk 16; 32x32 warps (4 warps); 128x64 block of 32x16 warps (16 warps).
+template <MathMode M> struct MmaTileConfig<cdouble, MmaExp1, M> : MmaDims<64, 64, 16, 32, 16, 3, 1> {};
+template <MathMode M> struct MmaTileConfig<cdouble, MmaExp2, M> : MmaDims<64, 64, 8, 32, 32, 4, 1> {};
+template <MathMode M> struct MmaTileConfig<cdouble, MmaExp3, M> : MmaDims<128, 64, 8, 32, 16, 4, 1> {};
+// float: one block per SM (no register cap); 64x64 warps; bk 16 with 4 stages.
+template <MathMode M> struct MmaTileConfig<float, MmaExp1, M> : MmaDims<128, 128, 32, 64, 32, 3, 1> {};
+template <MathMode M> struct MmaTileConfig<float, MmaExp2, M> : MmaDims<128, 128, 32, 64, 64, 3, 1> {};
+template <MathMode M> struct MmaTileConfig<float, MmaExp3, M> : MmaDims<128, 128, 16, 64, 32, 4, 1> {};
+}  // namespace egpu::kernels
+
+template <class T, MathMode M>
+void time_mma_exp(i64 N, Layout la, Layout lb) {
+  const double flops = (is_complex<T>::value ? 8.0 : 2.0) * double(N) * N * N;
+  T *a, *b, *c;
+  CK(cudaMalloc(&a, N * N * sizeof(T)));
+  CK(cudaMalloc(&b, N * N * sizeof(T)));
+  CK(cudaMalloc(&c, N * N * sizeof(T)));
+  fill(a, N, N, N);
+  fill(b, N, N, N);
+  GemmArgs<T> g;
+  g.m = g.n = g.k = N;
+  g.a = a; g.b = b; g.c = c;
+  g.lda = g.ldb = g.ldc = N;
+  g.a_layout = la; g.b_layout = lb;
+  g.alpha = from64<T>({1, 0});
+  g.beta = from64<T>({0, 0});
+  g.math = M;
+  const double t0 = median_ms<T>([&] { device::launch_mma<T, TensorLargeTag, M>(g, nullptr); }, 5);
+  const double t1 = median_ms<T>([&] { device::launch_mma<T, MmaExp1, M>(g, nullptr); }, 5);
+  const double t2 = median_ms<T>([&] { device::launch_mma<T, MmaExp2, M>(g, nullptr); }, 5);
+  const double t3 = median_ms<T>([&] { device::launch_mma<T, MmaExp3, M>(g, nullptr); }, 5);
+  std::printf("EXP %-7s math=%d N=%lld %c%c  large %7.2f  exp1 %7.2f  exp2 %7.2f  exp3 %7.2f TFLOP/s\n",
+              Tr<T>::name, int(M), (long long)N, la == Layout::row_major ? 'T' : 'N',
+              lb == Layout::row_major ? 'T' : 'N', flops / t0 * 1e-9, flops / t1 * 1e-9,
+              flops / t2 * 1e-9, flops / t3 * 1e-9);
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  CK(cudaFree(c));
+}
+
+void time_tensor() {
+  const Layout C = Layout::col_major, R = Layout::row_major;
+  time_mma_exp<double, MathMode::exact>(4096, C, C);
+  time_mma_exp<double, MathMode::exact>(4096, R, C);
+  time_mma_exp<double, MathMode::exact>(8192, C, C);
+  time_mma_exp<cdouble, MathMode::exact>(4096, C, C);
+  time_mma_exp<float, MathMode::tf32>(4096, C, C);
+  time_mma_exp<float, MathMode::tf32x3>(4096, C, C);
+  time_mma_exp<float, MathMode::tf32x3>(8192, C, C);
+  for (GemmConfig cfg : {GemmConfig::tensor_large, GemmConfig::tensor_small, GemmConfig::split_k}) {
+    time_shape<double>(8192, 8192, 64, C, C, MathMode::exact, config_name(cfg), cfg);
+    time_shape<double>(4095, 4097, 511, C, C, MathMode::exact, config_name(cfg), cfg);
+  }
+  for (i64 N : {4096, 8192}) {
+    time_shape<double>(N, N, N, C, C, MathMode::exact, "square");
+    time_shape<cdouble>(N, N, N, C, C, MathMode::exact, "square");
+    time_shape<float>(N, N, N, C, C, MathMode::tf32x3, "square");
+    time_shape<float>(N, N, N, C, C, MathMode::tf32, "square");
+  }
+  for (int lay = 1; lay < 4; ++lay) {
+    time_shape<double>(4096, 4096, 4096, lay & 1 ? R : C, lay & 2 ? R : C, MathMode::exact, "layout");
+    time_shape<cdouble>(4096, 4096, 4096, lay & 1 ? R : C, lay & 2 ? R : C, MathMode::exact, "layout");
+    time_shape<float>(4096, 4096, 4096, lay & 1 ? R : C, lay & 2 ? R : C, MathMode::tf32x3, "layout");
+  }
+  time_shape<double>(4095, 4097, 511, C, C, MathMode::exact, "awkward");
+  time_shape<double>(8192, 64, 8192, C, C, MathMode::exact, "skinny");
+  time_shape<double>(64, 8192, 8192, C, C, MathMode::exact, "skinny");
+  time_shape<double>(8192, 8192, 64, C, C, MathMode::exact, "flat-k");
+  time_shape<double>(4096, 4096, 4096, C, C, MathMode::exact, "simt", GemmConfig::large);
+  float_accuracy(2048);
+}
+
+// ---- SIMT version 2 and split-k -----------------------------------------------
+// --simt: split_k correctness over skinny shapes (every layout, conj, ld,
+// alignment, beta), then the SIMT timings: float / cfloat at 4096 and 8192,
+// every op(A)/op(B) layout at 4096, the awkward shapes for every scalar,
+// and experimental tile shapes. --simt-quick: the correctness part only,
+// fewer cases (for compute-sanitizer).
+template <class T>
+Stats check_split_k(bool quick) {
+  Stats st;
+  const std::vector<i64> shorts = {1, 3, 31, 64, 65, 127, 200};
+  const std::vector<i64> longs = {129, 300, 1000, 2049};
+  const std::vector<i64> ks = quick ? std::vector<i64>{513, 700} : std::vector<i64>{512, 700, 1031, 4099};
+  const i64 extras[] = {0, 1, 3, 4};
+  const int nconj = is_complex<T>::value ? 2 : 1;
+  const int reps = quick ? 1 : 4;
+  auto pick = [&](const auto& v) { return v[g_rng() % v.size()]; };
+  for (int la = 0; la < 2; ++la)
+    for (int lb = 0; lb < 2; ++lb)
+      for (int ca = 0; ca < nconj; ++ca)
+        for (int cb = 0; cb < nconj; ++cb)
+          for (int r = 0; r < reps; ++r) {
+            Case c{};
+            const bool tall = g_rng() % 2 == 0;  // short side along n, else along m
+            c.m = tall ? pick(longs) : pick(shorts);
+            c.n = tall ? pick(shorts) : pick(longs);
+            c.k = pick(ks);
+            c.lda_extra = extras[g_rng() % 4];
+            c.ldb_extra = extras[g_rng() % 4];
+            c.ldc_extra = extras[g_rng() % 4];
+            c.la = la ? Layout::row_major : Layout::col_major;
+            c.lb = lb ? Layout::row_major : Layout::col_major;
+            c.ca = ca; c.cb = cb;
+            c.unaligned = g_rng() % 3 == 0;
+            c.beta_zero = g_rng() % 2 == 0;
+            c.cfg = r % 2 ? GemmConfig::split_k : GemmConfig::automatic;
+            run_case<T>(c, st, !quick);
+          }
+  // Exactly one slice per tile row and slices of unequal length.
+  for (int t = 0; t < 2; ++t) {
+    Case c{t ? 64 : 4096, t ? 4096 : 64, 8195, 0, 0, 0, Layout::col_major, Layout::col_major,
+           false, false, false, t == 1, GemmConfig::split_k};
+    if (!quick) run_case<T>(c, st, true);
+  }
+  return st;
+}
+
+template <class T>
+double time_gemm(const GemmArgs<T>& g, GemmConfig cfg, int reps = 7) {
+  return median_ms<T>([&] { gemm_tiled(g, nullptr, cfg); }, reps);
+}
+template <class T, class Tag>
+double time_tag(const GemmArgs<T>& g, int reps = 7) {
+  return median_ms<T>([&] { device::launch_tiled<T, Tag>(g, nullptr); }, reps);
+}
+
+// One shape against cuBLAS (default math): prints ours / cuBLAS TFLOP/s.
+template <class T>
+void time_simt_shape(i64 m, i64 n, i64 k, Layout la, Layout lb, bool unaligned, const char* label) {
+  const double flops = (is_complex<T>::value ? 8.0 : 2.0) * double(m) * n * k;
+  const bool ra = la == Layout::row_major, rb = lb == Layout::row_major;
+  const i64 a_rows = ra ? k : m, a_cols = ra ? m : k, b_rows = rb ? n : k, b_cols = rb ? k : n;
+  T *a, *b, *c;
+  CK(cudaMalloc(&a, (a_rows * a_cols + 1) * sizeof(T)));
+  CK(cudaMalloc(&b, (b_rows * b_cols + 1) * sizeof(T)));
+  CK(cudaMalloc(&c, (m * n + 1) * sizeof(T)));
+  const i64 off = unaligned ? 1 : 0;
+  fill(a + off, a_rows, a_cols, a_rows);
+  fill(b + off, b_rows, b_cols, b_rows);
+  fill(c + off, m, n, m);
+  GemmArgs<T> g;
+  g.m = m; g.n = n; g.k = k;
+  g.a = a + off; g.b = b + off; g.c = c + off;
+  g.lda = a_rows; g.ldb = b_rows; g.ldc = m;
+  g.a_layout = la; g.b_layout = lb;
+  g.alpha = from64<T>({1, 0});
+  g.beta = from64<T>({0, 0});
+  g.beta_is_zero = true;
+  const double ours = time_gemm(g, GemmConfig::automatic);
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  const double cub = median_ms<T>([&] {
+    CB(cublas_gemm(g_handle, ra ? CUBLAS_OP_T : CUBLAS_OP_N, rb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                   int(m), int(n), int(k), &g.alpha, g.a, int(g.lda), g.b, int(g.ldb), &g.beta,
+                   g.c, int(g.ldc)));
+  }, 7);
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  std::printf("SIMT %-7s %-8s %5lldx%5lldx%5lld %c%c  ours %6.2f  cuBLAS %6.2f TFLOP/s  ratio %.2f",
+              Tr<T>::name, label, (long long)m, (long long)n, (long long)k, ra ? 'T' : 'N',
+              rb ? 'T' : 'N', flops / ours * 1e-9, flops / cub * 1e-9, cub / ours);
+  if (std::min(m, n) <= 128) {  // the SIMT split-k configuration, explicitly
+    const double sk = time_gemm(g, GemmConfig::split_k);
+    std::printf("  | split_k %6.2f (ratio %.2f)", flops / sk * 1e-9, cub / sk);
+  }
+  std::printf("\n");
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  CK(cudaFree(c));
+}
+
+// Experimental SIMT tile shapes timed beside the library's (not part of it).
+struct SimtExpV1 {};    // lane arrangement of version 1 (one warp column spans bm)
+struct SimtExpBk16 {};  // bk = 16
+struct SimtExpOcc1 {};  // one block per SM, no register cap below 255
+struct SimtExpFrag1 {}; // no register double-buffering of the fragments
+struct SimtExpJOut {};  // rank-1 update with columns outer
+struct SimtExpWide {};  // float 256x128 (16x8 per thread), complex 64x64 of 128 threads
+struct SimtExpWide2 {}; // float 128x256 (8x16 per thread)
+namespace egpu::kernels {
+template <> struct TileConfig<float, SimtExpWide> : TileDims<256, 128, 8, 16, 8, 1, 4> {};
+template <> struct TileConfig<float, SimtExpWide2> : TileDims<128, 256, 8, 8, 16, 1, 2> {};
+template <> struct TileConfig<cfloat, SimtExpWide> : TileDims<64, 64, 8, 8, 4, 3, 2> {};
+template <> struct TileConfig<float, SimtExpV1> : TileDims<128, 128, 8, 8, 8, 2, 1> {};
+template <> struct TileConfig<float, SimtExpBk16> : TileDims<128, 128, 16, 8, 8, 2, 2> {};
+template <> struct TileConfig<float, SimtExpOcc1> : TileDims<128, 128, 8, 8, 8, 1, 2> {};
+template <> struct TileConfig<float, SimtExpFrag1> : TileDims<128, 128, 8, 8, 8, 2, 2, 1> {};
+template <> struct TileConfig<float, SimtExpJOut> : TileDims<128, 128, 8, 8, 8, 2, 2, 2, true> {};
+template <> struct TileConfig<cfloat, SimtExpV1> : TileDims<128, 64, 8, 8, 4, 2, 1> {};
+template <> struct TileConfig<cfloat, SimtExpOcc1> : TileDims<128, 64, 8, 8, 4, 1, 2> {};
+template <> struct TileConfig<cfloat, SimtExpFrag1> : TileDims<128, 64, 8, 8, 4, 2, 2, 1> {};
+template <> struct TileConfig<cfloat, SimtExpJOut> : TileDims<128, 64, 8, 8, 4, 2, 2, 2, true> {};
+}  // namespace egpu::kernels
+
+// Correctness of one experimental tile shape: edge shapes, every layout,
+// conj, ld, alignment and beta, through run_case.
+template <class T, class Tag>
+Stats check_variant(bool quick) {
+  Stats st;
+  case_launch<T> = [](const GemmArgs<T>& g) {
+    if (g.m > 0 && g.n > 0) device::launch_tiled<T, Tag>(g, nullptr);
+  };
+  const std::vector<i64> sizes = {1, 7, 33, 129, 255, 257, 300};
+  const i64 extras[] = {0, 1, 3, 4};
+  const int nconj = is_complex<T>::value ? 2 : 1;
+  const int reps = quick ? 1 : 3;
+  auto pick = [&](const auto& v) { return v[g_rng() % v.size()]; };
+  for (int la = 0; la < 2; ++la)
+    for (int lb = 0; lb < 2; ++lb)
+      for (int ca = 0; ca < nconj; ++ca)
+        for (int cb = 0; cb < nconj; ++cb)
+          for (int r = 0; r < reps; ++r) {
+            Case c{};
+            c.m = pick(sizes); c.n = pick(sizes); c.k = pick(sizes);
+            if (r == 0) { c.m = 257; c.n = 300; c.k = 129; }
+            c.lda_extra = extras[g_rng() % 4];
+            c.ldb_extra = extras[g_rng() % 4];
+            c.ldc_extra = extras[g_rng() % 4];
+            c.la = la ? Layout::row_major : Layout::col_major;
+            c.lb = lb ? Layout::row_major : Layout::col_major;
+            c.ca = ca; c.cb = cb;
+            c.unaligned = r == 2;
+            c.beta_zero = g_rng() % 2 == 0;
+            c.cfg = GemmConfig::large;
+            run_case<T>(c, st, false);
+          }
+  case_launch<T> = nullptr;
+  return st;
+}
+
+template <class T>
+void time_simt_variants(i64 N) {
+  const double flops = (is_complex<T>::value ? 8.0 : 2.0) * double(N) * N * N;
+  T *a, *b, *c;
+  CK(cudaMalloc(&a, N * N * sizeof(T)));
+  CK(cudaMalloc(&b, N * N * sizeof(T)));
+  CK(cudaMalloc(&c, N * N * sizeof(T)));
+  fill(a, N, N, N);
+  fill(b, N, N, N);
+  GemmArgs<T> g;
+  g.m = g.n = g.k = N;
+  g.a = a; g.b = b; g.c = c;
+  g.lda = g.ldb = g.ldc = N;
+  g.alpha = from64<T>({1, 0});
+  g.beta = from64<T>({0, 0});
+  auto show = [&](const char* name, double ms) {
+    std::printf("SIMT %-7s N=%5lld NN variant %-8s %6.2f TFLOP/s\n", Tr<T>::name, (long long)N, name,
+                flops / ms * 1e-9);
+  };
+  show("large", time_tag<T, LargeTag>(g));
+  show("v1lanes", time_tag<T, SimtExpV1>(g));
+  show("occ1", time_tag<T, SimtExpOcc1>(g));
+  show("frag1", time_tag<T, SimtExpFrag1>(g));
+  show("jouter", time_tag<T, SimtExpJOut>(g));
+  show("wide", time_tag<T, SimtExpWide>(g));
+  if constexpr (std::is_same_v<T, float>) show("wide2", time_tag<T, SimtExpWide2>(g));
+  show("large", time_tag<T, LargeTag>(g));  // again: the spread between repeats
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  CK(cudaFree(c));
+}
+
+template <class T>
+void time_simt_scalar() {
+  const Layout C = Layout::col_major, R = Layout::row_major;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, cfloat>) {
+    time_simt_shape<T>(4096, 4096, 4096, C, C, false, "square");
+    time_simt_shape<T>(8192, 8192, 8192, C, C, false, "square");
+  }
+  time_simt_shape<T>(4096, 4096, 4096, R, C, false, "layout");
+  time_simt_shape<T>(4096, 4096, 4096, C, R, false, "layout");
+  time_simt_shape<T>(4096, 4096, 4096, R, R, false, "layout");
+  time_simt_shape<T>(4095, 4097, 511, C, C, false, "odd");
+  time_simt_shape<T>(8192, 64, 8192, C, C, false, "n=64");
+  time_simt_shape<T>(64, 8192, 8192, C, C, false, "m=64");
+  time_simt_shape<T>(8192, 8192, 64, C, C, false, "k=64");
+}
+
+// --simt-profile: one launch each of ours and cuBLAS (default math) for
+// float and cfloat at 4096, after all the fills (for ncu --launch-skip 4).
+template <class T>
+void profile_pair(T* a, T* b, T* c, i64 N) {
+  GemmArgs<T> g;
+  g.m = g.n = g.k = N;
+  g.a = a; g.b = b; g.c = c;
+  g.lda = g.ldb = g.ldc = N;
+  g.alpha = from64<T>({1, 0});
+  g.beta = from64<T>({0, 0});
+  gemm_tiled(g, nullptr);
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(N), int(N), &g.alpha, a, int(N),
+                 b, int(N), &g.beta, c, int(N)));
+  CK(cudaDeviceSynchronize());
+}
+void simt_profile() {
+  const i64 N = 4096;
+  float *fa, *fb, *fc;
+  cfloat *ca, *cb, *cc;
+  CK(cudaMalloc(&fa, N * N * sizeof(float)));
+  CK(cudaMalloc(&fb, N * N * sizeof(float)));
+  CK(cudaMalloc(&fc, N * N * sizeof(float)));
+  CK(cudaMalloc(&ca, N * N * sizeof(cfloat)));
+  CK(cudaMalloc(&cb, N * N * sizeof(cfloat)));
+  CK(cudaMalloc(&cc, N * N * sizeof(cfloat)));
+  fill(fa, N, N, N);
+  fill(fb, N, N, N);
+  fill(ca, N, N, N);
+  fill(cb, N, N, N);
+  CK(cudaDeviceSynchronize());
+  profile_pair(fa, fb, fc, N);
+  profile_pair(ca, cb, cc, N);
+  for (void* p : {(void*)fa, (void*)fb, (void*)fc, (void*)ca, (void*)cb, (void*)cc}) CK(cudaFree(p));
+}
+
+int simt_main(bool quick) {
+  int failures = 0;
+  auto report = [&](const char* name, const Stats& s) {
+    std::printf("CHECK split_k %-20s cases %4d (cuBLAS-compared %4d)  max ratio vs ref %.3g, vs "
+                "cuBLAS %.3g  failures %d\n",
+                name, s.cases, s.cublas_cases, s.worst_ref, s.worst_cublas, s.failures);
+    failures += s.failures;
+  };
+  report("float", check_split_k<float>(quick));
+  report("double", check_split_k<double>(quick));
+  report("cfloat", check_split_k<cfloat>(quick));
+  report("cdouble", check_split_k<cdouble>(quick));
+  report("float variant wide", check_variant<float, SimtExpWide>(quick));
+  report("float variant wide2", check_variant<float, SimtExpWide2>(quick));
+  report("cfloat variant wide", check_variant<cfloat, SimtExpWide>(quick));
+  report("cfloat variant occ1", check_variant<cfloat, SimtExpOcc1>(quick));
+  if (!quick) {
+    time_simt_variants<float>(4096);
+    time_simt_variants<cfloat>(4096);
+    time_simt_scalar<float>();
+    time_simt_scalar<cfloat>();
+    time_simt_scalar<double>();
+    time_simt_scalar<cdouble>();
+  }
+  std::printf("%s (%d failures)\n", failures ? "SIMT CHECKS FAILED" : "SIMT CHECKS PASSED", failures);
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && !std::strcmp(argv[1], "--quick");
   const bool time_only = argc > 1 && !std::strcmp(argv[1], "--time");
@@ -480,6 +975,16 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%d SMs)\n", prop.name, prop.multiProcessorCount);
   CB(cublasCreate(&g_handle));
   CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  if (argc > 1 && !std::strcmp(argv[1], "--simt-profile")) {
+    simt_profile();
+    CB(cublasDestroy(g_handle));
+    return 0;
+  }
+  if (argc > 1 && (!std::strcmp(argv[1], "--simt") || !std::strcmp(argv[1], "--simt-quick"))) {
+    const int rc = simt_main(!std::strcmp(argv[1], "--simt-quick"));
+    CB(cublasDestroy(g_handle));
+    return rc;
+  }
   int failures = 0;
   if (!time_only) {
     auto report = [&](const char* name, const Stats& s) {
@@ -488,13 +993,28 @@ int main(int argc, char** argv) {
                   name, s.cases, s.cublas_cases, s.worst_ref, s.worst_cublas, s.failures);
       failures += s.failures;
     };
-    report("float", check_scalar<float>(quick));
-    report("double", check_scalar<double>(quick));
-    report("cfloat", check_scalar<cfloat>(quick));
-    report("cdouble", check_scalar<cdouble>(quick));
+    // --only NAME (after the mode flag) checks one scalar.
+    const char* only = argc > 3 && !std::strcmp(argv[2], "--only") ? argv[3] : nullptr;
+    auto want = [&](const char* n) { return !only || !std::strcmp(only, n); };
+    if (want("float")) report("float", check_scalar<float>(quick));
+    if (want("double")) report("double", check_scalar<double>(quick));
+    if (want("cfloat")) report("cfloat", check_scalar<cfloat>(quick));
+    if (want("cdouble")) report("cdouble", check_scalar<cdouble>(quick));
+    if (only) {
+      CB(cublasDestroy(g_handle));
+      std::printf("%s (%d failures)\n", failures ? "FAILED" : "ALL CHECKS PASSED", failures);
+      return failures ? 1 : 0;
+    }
     if (!quick && !check_huge()) failures++;
   }
+  const bool tensor_only = argc > 1 && !std::strcmp(argv[1], "--tensor");
+  if (tensor_only) {
+    time_tensor();
+    CB(cublasDestroy(g_handle));
+    return 0;
+  }
   if (!quick) {
+    time_tensor();
     for (i64 N : {4096, 8192}) {
       time_scalar<float>(N, N == 4096);
       time_scalar<double>(N, N == 4096);

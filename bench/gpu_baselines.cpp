@@ -14,117 +14,18 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "gpu_util.hpp"
 #include "kernels/gemm/gemm_args.hpp"
 
 namespace egpu_bench::gpu {
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-  }
-}
-
-void check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(status)));
-}
-
 void use_device() { check(cudaSetDevice(device_index()), "cudaSetDevice"); }
 
-// RAII holders, freed in reverse order of creation.
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"); }
-  ~Stream() { cudaStreamDestroy(s); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-};
-
-struct Event {
-  cudaEvent_t e = nullptr;
-  Event() { check(cudaEventCreate(&e), "cudaEventCreate"); }
-  ~Event() { cudaEventDestroy(e); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-};
-
-// Device memory from the device's default stream-ordered pool, which egpu
-// also draws from (its release threshold keeps freed memory there): what
-// the bench frees goes back to where egpu's calls find it.
-struct DeviceMemory {
-  void* p = nullptr;
-  cudaStream_t stream;
-  DeviceMemory(std::size_t bytes, cudaStream_t s) : stream(s) {
-    check(cudaMallocAsync(&p, bytes, stream), "cudaMallocAsync");
-  }
-  ~DeviceMemory() {
-    cudaFreeAsync(p, stream);
-    cudaStreamSynchronize(stream);
-  }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-};
-
-struct PinnedMemory {
-  void* p = nullptr;
-  explicit PinnedMemory(std::size_t bytes) { check(cudaMallocHost(&p, bytes), "cudaMallocHost"); }
-  ~PinnedMemory() { cudaFreeHost(p); }
-  PinnedMemory(const PinnedMemory&) = delete;
-  PinnedMemory& operator=(const PinnedMemory&) = delete;
-};
-
-// Seconds of `repeats` event-timed runs of enqueue(stream) after `warmups`.
-template <class F>
-std::vector<double> time_on_stream(cudaStream_t stream, int warmups, int repeats, F&& enqueue) {
-  Event start, stop;
-  for (int i = 0; i < warmups; ++i) enqueue();
-  check(cudaStreamSynchronize(stream), "warm-up");
-  std::vector<double> seconds;
-  for (int i = 0; i < repeats; ++i) {
-    check(cudaEventRecord(start.e, stream), "cudaEventRecord");
-    enqueue();
-    check(cudaEventRecord(stop.e, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(stop.e), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start.e, stop.e), "cudaEventElapsedTime");
-    seconds.push_back(1e-3 * static_cast<double>(ms));
-  }
-  return seconds;
-}
-
-// Host scalar -> the kernels' scalar (layout-compatible).
-template <class S> struct kernel_type { using type = S; };
-template <> struct kernel_type<std::complex<float>> { using type = egpu::kernels::cfloat; };
-template <> struct kernel_type<std::complex<double>> { using type = egpu::kernels::cdouble; };
-
-template <class K>
-K one() {
-  if constexpr (egpu::kernels::is_complex<K>::value) return K{1, 0};
-  else return K(1);
-}
-
-// cuBLAS entry points by scalar.
-cublasStatus_t cublas_gemm(cublasHandle_t h, int n, const float* a, const float* b, float* c) {
-  const float alpha = 1, beta = 0;
-  return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, b, n, &beta, c, n);
-}
-cublasStatus_t cublas_gemm(cublasHandle_t h, int n, const double* a, const double* b, double* c) {
-  const double alpha = 1, beta = 0;
-  return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, b, n, &beta, c, n);
-}
-cublasStatus_t cublas_gemm(cublasHandle_t h, int n, const std::complex<float>* a, const std::complex<float>* b,
-                           std::complex<float>* c) {
-  const cuComplex alpha{1, 0}, beta{0, 0};
-  return cublasCgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, reinterpret_cast<const cuComplex*>(a), n,
-                     reinterpret_cast<const cuComplex*>(b), n, &beta, reinterpret_cast<cuComplex*>(c), n);
-}
-cublasStatus_t cublas_gemm(cublasHandle_t h, int n, const std::complex<double>* a, const std::complex<double>* b,
-                           std::complex<double>* c) {
-  const cuDoubleComplex alpha{1, 0}, beta{0, 0};
-  return cublasZgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, reinterpret_cast<const cuDoubleComplex*>(a), n,
-                     reinterpret_cast<const cuDoubleComplex*>(b), n, &beta, reinterpret_cast<cuDoubleComplex*>(c), n);
+// C = A * B, all n x n, through cublas<t>gemm.
+template <class Scalar>
+cublasStatus_t square_gemm(cublasHandle_t h, int n, const Scalar* a, const Scalar* b, Scalar* c) {
+  return cublas_gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, Scalar(1), a, n, b, n, Scalar(0), c, n);
 }
 
 cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t n, const float* a, const float* b, float* c) {
@@ -204,15 +105,9 @@ double device_gemm_seconds(DeviceGemm which, long n, const Scalar* a, const Scal
                                  [&] { egpu::kernels::gemm_tiled<K>(args, static_cast<void*>(stream.s)); }));
   }
   if (n > 2147483647L) throw std::runtime_error("cuBLAS reference: n too large");
-  cublasHandle_t handle = nullptr;
-  check(cublasCreate(&handle), "cublasCreate");
-  struct Destroy {
-    cublasHandle_t h;
-    ~Destroy() { cublasDestroy(h); }
-  } destroy{handle};
-  check(cublasSetStream(handle, stream.s), "cublasSetStream");  // default math mode: no TF32
+  Cublas cublas(stream.s);  // default math mode: no TF32
   return median(time_on_stream(stream.s, warmups, repeats, [&] {
-    check(cublas_gemm(handle, static_cast<int>(n), static_cast<const Scalar*>(da.p),
+    check(square_gemm(cublas.h, static_cast<int>(n), static_cast<const Scalar*>(da.p),
                       static_cast<const Scalar*>(db.p), static_cast<Scalar*>(dc.p)),
           "cublas gemm");
   }));

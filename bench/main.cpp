@@ -20,6 +20,9 @@ constexpr Subcommand kSubcommands[] = {
      "             pageable and pinned memory; each against its backend's floor"},
     {"ooc", egpu_bench::run_ooc,
      "egpu's out-of-core path (device_memory_limit = working set / 4) against in-core, both backends"},
+    {"gemm", egpu_bench::run_gemm,
+     "device-resident own kernel (gemm_tiled) against cuBLAS: TFLOP/s and errors vs fp64,\n"
+     "             per scalar, shape, ops and float math mode (exact, tf32, tf32x3)"},
 };
 
 void usage(std::FILE* out) {

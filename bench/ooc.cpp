@@ -184,9 +184,7 @@ int run_ooc(int argc, char** argv) {
   Args args(argc, argv);
   if (print_help(args, kUsage)) return 0;
   const Settings settings = parse(args);
-  const std::string csv_file = args.text("csv", "");
-  const std::string csv_dir = args.text("csv-dir", "");
-  const bool no_csv = args.flag("no-csv");
+  const CsvChoice csv_choice = parse_csv_options(args);
   args.finish();
 
   const RunInfo info = gather_run_info(0);
@@ -201,15 +199,11 @@ int run_ooc(int argc, char** argv) {
   std::printf("egpu pipeline options: %s\n", describe_pipeline_options(settings.pipeline).c_str());
   std::fflush(stdout);
 
-  std::unique_ptr<Csv> csv;
-  if (!no_csv) {
-    const std::string path = csv_file.empty() ? default_csv_path("ooc", info, csv_dir) : csv_file;
-    csv = std::make_unique<Csv>(
-        path, std::vector<std::string>{"date", "device", "commit", "scalar", "shape", "memory", "backend",
-                                       "limit_bytes", "in_core_seconds", "ooc_seconds", "in_core_tflops",
-                                       "ooc_tflops", "rate_ratio", "err_ooc_vs_in_core", "err_in_core_vs_cublas",
-                                       "repeats", "status", "egpu_options", "note"});
-  }
+  const std::unique_ptr<Csv> csv =
+      open_csv(csv_choice, "ooc", info,
+               {"date", "device", "commit", "scalar", "shape", "memory", "backend", "limit_bytes", "in_core_seconds",
+                "ooc_seconds", "in_core_tflops", "ooc_tflops", "rate_ratio", "err_ooc_vs_in_core",
+                "err_in_core_vs_cublas", "repeats", "status", "egpu_options", "note"});
   const std::string options_text = describe_pipeline_options(settings.pipeline);
 
   Table table({"N", "scalar", "memory", "backend", "limit MiB", "in-core s", "OOC s", "in-core TFLOP/s",

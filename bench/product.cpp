@@ -333,9 +333,7 @@ int run_product(int argc, char** argv) {
   if (print_help(args, kUsage)) return 0;
   Settings settings = parse(args);
   const int threads = static_cast<int>(args.integer("threads", 0));
-  const std::string csv_file = args.text("csv", "");
-  const std::string csv_dir = args.text("csv-dir", "");
-  const bool no_csv = args.flag("no-csv");
+  const CsvChoice csv_choice = parse_csv_options(args);
   args.finish();
 
   const RunInfo info = gather_run_info(threads);
@@ -364,14 +362,11 @@ int run_product(int argc, char** argv) {
   }
   std::fflush(stdout);
 
-  std::unique_ptr<Csv> csv;
-  if (!no_csv) {
-    const std::string path = csv_file.empty() ? default_csv_path("product", info, csv_dir) : csv_file;
-    csv = std::make_unique<Csv>(
-        path, std::vector<std::string>{"date", "device", "commit", "scalar", "shape", "memory", "system", "seconds",
-                                       "tflops", "floor_seconds", "floor_bound", "x_floor", "vs_cublasxt", "vs_cpu",
-                                       "rel_error", "error_ref", "repeats", "status", "egpu_options", "note"});
-  }
+  const std::unique_ptr<Csv> csv =
+      open_csv(csv_choice, "product", info,
+               {"date", "device", "commit", "scalar", "shape", "memory", "system", "seconds", "tflops", "floor_seconds",
+                "floor_bound", "x_floor", "vs_cublasxt", "vs_cpu", "rel_error", "error_ref", "repeats", "status",
+                "egpu_options", "note"});
 
   Table table({"N", "scalar", "memory", "system", "seconds", "TFLOP/s", "x floor", "vs cuBLASXt", "vs CPU",
                "rel.error", "runs", "note"});

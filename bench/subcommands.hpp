@@ -13,4 +13,8 @@ int run_product(int argc, char** argv);
 // egpu's out-of-core path (Options::device_memory_limit) against in-core.
 int run_ooc(int argc, char** argv);
 
+// The own kernel family against cuBLAS on device-resident data: rates and
+// errors against an fp64 reference, per scalar, shape, ops and math mode.
+int run_gemm(int argc, char** argv);
+
 }  // namespace egpu_bench

@@ -12,6 +12,9 @@
 #   sanitize   memcheck and racecheck (or name one: memcheck, racecheck) on
 #              each GPU test with EGPU_TEST_SCALE=0.05
 #   bench      egpu-bench product (arguments after -- are passed on)
+#   gemm       egpu-bench gemm: the own kernel family against cuBLAS on
+#              device-resident data, rates and errors against fp64 (not in
+#              the default list; EGPU_GEMM_ARGS passes it options)
 #   ooc        egpu-bench ooc: out-of-core against in-core (not in the
 #              default list; EGPU_OOC_ARGS passes it options)
 #
@@ -23,6 +26,14 @@
 #   EGPU_SANITIZE_TIMEOUT  seconds per test under a sanitizer (default 300)
 #   EGPU_SANITIZE_EXCLUDE  ctest label regex of GPU tests the sanitizers skip
 #                          (e.g. large; default: none skipped)
+#   EGPU_RACECHECK_EXCLUDE label regex racecheck skips besides (default
+#                          "pipeline|large"). racecheck looks for shared-memory
+#                          hazards inside kernels; those tests launch the
+#                          kernels gemm_property_test and gemm_kernel_config_test
+#                          cover, over sizes racecheck's instrumentation turns
+#                          into tens of minutes. memcheck runs them all.
+#   EGPU_GEMM_ARGS         options of egpu-bench gemm, word-split (e.g.
+#                          "--quick --scalars f32")
 #   EGPU_OOC_ARGS          options of egpu-bench ooc, word-split (e.g.
 #                          "--sizes 8192 --scalars f64")
 #
@@ -37,9 +48,9 @@ bench_args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --) shift; bench_args=("$@"); break ;;
-    build | info | tests | sanitize | memcheck | racecheck | bench | ooc) sections+=("$1") ;;
+    build | info | tests | sanitize | memcheck | racecheck | bench | gemm | ooc) sections+=("$1") ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "device.sh: unknown section \"$1\" (build info tests sanitize memcheck racecheck bench ooc)" >&2; exit 2 ;;
+    *) echo "device.sh: unknown section \"$1\" (build info tests sanitize memcheck racecheck bench gemm ooc)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -110,7 +121,7 @@ list_gpu_tests() {
       test_names+=("${BASH_REMATCH[1]}") test_commands+=("$command") test_dirs+=("$dir") test_envs+=("$envs")
       in_env=0
     fi
-  done < <(ctest --test-dir "$build_dir" -N -V -L "$label" ${EGPU_SANITIZE_EXCLUDE:+-LE "$EGPU_SANITIZE_EXCLUDE"})
+  done < <(ctest --test-dir "$build_dir" -N -V -L "$label" ${exclude:+-LE "$exclude"})
   if [ ${#test_names[@]} -eq 0 ]; then
     echo "device.sh: no tests labelled \"$label\" in $build_dir" >&2
     return 1
@@ -119,7 +130,11 @@ list_gpu_tests() {
 
 # sanitize_with <tool>: every GPU test under compute-sanitizer --tool <tool>.
 sanitize_with() {
-  local tool=$1 i status=0 log
+  local tool=$1 i status=0 log exclude=${EGPU_SANITIZE_EXCLUDE:-}
+  if [ "$tool" = racecheck ]; then
+    local skip=${EGPU_RACECHECK_EXCLUDE-pipeline|large}
+    exclude=${exclude:+$exclude|}$skip
+  fi
   list_gpu_tests || return 1
   command -v compute-sanitizer >/dev/null || { echo "device.sh: compute-sanitizer not found" >&2; return 1; }
   for i in "${!test_names[@]}"; do
@@ -143,18 +158,18 @@ sanitize_with() {
   return $status
 }
 
-section_bench() {
+# run_bench <subcommand> [options]: the build's egpu-bench, CSVs into $out.
+run_bench() {
   local bench=$build_dir/bench/egpu-bench
   [ -x "$bench" ] || { echo "device.sh: $bench not built" >&2; return 1; }
-  "$bench" product --csv-dir "$out" "${bench_args[@]}"
+  "$bench" "$1" --csv-dir "$out" "${@:2}"
 }
 
-section_ooc() {
-  local bench=$build_dir/bench/egpu-bench
-  [ -x "$bench" ] || { echo "device.sh: $bench not built" >&2; return 1; }
-  # shellcheck disable=SC2086 # EGPU_OOC_ARGS is a list of words
-  "$bench" ooc --csv-dir "$out" ${EGPU_OOC_ARGS:-}
-}
+section_bench() { run_bench product "${bench_args[@]}"; }
+# shellcheck disable=SC2086 # EGPU_GEMM_ARGS and EGPU_OOC_ARGS are lists of words
+section_gemm() { run_bench gemm ${EGPU_GEMM_ARGS:-}; }
+# shellcheck disable=SC2086
+section_ooc() { run_bench ooc ${EGPU_OOC_ARGS:-}; }
 
 # ---- run ------------------------------------------------------------------
 
@@ -177,6 +192,7 @@ for section in "${sections[@]}"; do
     sanitize) run_section memcheck sanitize_with memcheck; run_section racecheck sanitize_with racecheck ;;
     memcheck | racecheck) run_section "$section" sanitize_with "$section" ;;
     bench) run_section bench section_bench ;;
+    gemm) run_section gemm section_gemm ;;
     ooc) run_section ooc section_ooc ;;
   esac
 done

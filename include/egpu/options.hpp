@@ -12,8 +12,16 @@ enum class Backend {
   cublas,  // cuBLAS, for reference and comparison
 };
 
+// Arithmetic of float products (other scalars always run exact).
+enum class Precision {
+  exact,   // fp32 multiply-adds, Eigen's arithmetic (default)
+  tf32,    // tensor cores, TF32 inputs: fastest, about 1e-3 relative error
+  tf32x3,  // three TF32 tensor-core products of split operands: fp32-level error
+};
+
 struct Options {
   Backend backend = Backend::own;
+  Precision precision = Precision::exact;
   // Device memory one call may use, in bytes; 0 takes what the device has
   // free. A product larger than this is tiled through it (out-of-core).
   std::size_t device_memory_limit = 0;

@@ -2,6 +2,8 @@
 #include <cublas_v2.h>
 #include <cuComplex.h>
 
+#include <type_traits>
+
 #include "backend/device_gemm.hpp"
 #include "egpu/error.hpp"
 
@@ -57,6 +59,11 @@ template <class T>
 void cublas_gemm(const kernels::GemmArgs<T>& args, runtime::Context& ctx, cudaStream_t stream) {
   if (args.m == 0 || args.n == 0) return;
   runtime::cublas_check(cublasSetStream(ctx.cublas(), stream), "cublasSetStream");
+  // TF32 tensor cores only where asked; cuBLAS has no split-operand mode, so
+  // tf32x3 runs its exact fp32 GEMM (the accuracy tf32x3 stands for).
+  const bool tf32 = std::is_same<T, float>::value && args.math == kernels::MathMode::tf32;
+  runtime::cublas_check(cublasSetMathMode(ctx.cublas(), tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+                        "cublasSetMathMode");
   const T beta = args.beta_is_zero ? T{} : args.beta;  // cuBLAS reads no C when beta is exactly zero
   // cuBLAS wants lda >= 1 and a valid ld even when k == 0.
   runtime::cublas_check(

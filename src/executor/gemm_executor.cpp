@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "backend/device_gemm.hpp"
@@ -53,6 +54,18 @@ T scalar_from(const std::complex<double>& z) {
     return T{static_cast<kernels::real_of_t<T>>(z.real()), static_cast<kernels::real_of_t<T>>(z.imag())};
   else
     return static_cast<T>(z.real());
+}
+
+// Precision applies to float products; the other scalars always run exact.
+template <class T>
+kernels::MathMode math_mode(Precision precision) {
+  if (!std::is_same<T, float>::value) return kernels::MathMode::exact;
+  switch (precision) {
+    case Precision::tf32: return kernels::MathMode::tf32;
+    case Precision::tf32x3: return kernels::MathMode::tf32x3;
+    case Precision::exact: break;
+  }
+  return kernels::MathMode::exact;
 }
 
 // The product with C as the kernels want it, column-major: a row-major C
@@ -400,6 +413,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   std::vector<int> tiles_in_slot(static_cast<std::size_t>(plan.slots_c), 0);
   std::vector<typename Writer<T>::Job> deferred;
   const T one = scalar_from<T>(1.0);
+  const kernels::MathMode math = math_mode<T>(options.precision);
   // A C slot's previous tile must have left before the slot is written.
   auto claim_c_slot = [&](const Op& op, cudaStream_t stream) {
     const auto s = static_cast<std::size_t>(op.slot);
@@ -465,6 +479,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         args.alpha = p.alpha;
         args.beta = op.first_k ? p.beta : one;
         args.beta_is_zero = op.first_k && p.beta_is_zero;
+        args.math = math;
         const int span = trace.begin("multiply " + region("C", op.i0, op.mi, op.j0, op.nj) + " k " +
                                          std::to_string(op.p0) + "+" + std::to_string(op.kp),
                                      "kernels " + std::to_string(lane), stream);

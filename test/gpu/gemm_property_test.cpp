@@ -3,6 +3,7 @@
 // shapes 0..600 (0, 1, odd sizes, tile edges), all four scalars, N/T/H/C on
 // each side, strided blocks and Maps with inner and outer strides, row- and
 // column-major, every assignment form, aliasing, outputs poisoned with NaN.
+// Float products also under Precision::tf32 and tf32x3.
 // EGPU_TEST_SCALE scales the case counts (0.1 under compute-sanitizer).
 // Skipped (reported as such by CTest) without a usable GPU.
 #define BOOST_TEST_MODULE gemm_property
@@ -79,7 +80,25 @@ template <class S> void tile_edges(egpu::Backend backend) {
   record(backend, scalar_name<S>(), t);
 }
 
+// Float products under Options::precision: tf32 is held to TF32's unit
+// roundoff, tf32x3 to fp32's (the split operands must give fp32 accuracy).
+void float_precision(egpu::Backend backend, egpu::Precision precision) {
+  egpu::Options opt;
+  opt.backend = backend;
+  opt.precision = precision;
+  const ScopedEpsScale scale(precision == egpu::Precision::tf32 ? 8192.0 : 1.0);
+  const Tally t = run_random_cases<float>(scaled_count(80), scaled_count(special_kinds), 600, opt);
+  record(backend, precision == egpu::Precision::tf32 ? "float-tf32" : "float-tf32x3", t);
+}
+
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(float_precision_modes, *boost::unit_test::precondition(gpu_available))
+BOOST_AUTO_TEST_CASE(own_tf32) { float_precision(egpu::Backend::own, egpu::Precision::tf32); }
+BOOST_AUTO_TEST_CASE(own_tf32x3) { float_precision(egpu::Backend::own, egpu::Precision::tf32x3); }
+BOOST_AUTO_TEST_CASE(cublas_tf32) { float_precision(egpu::Backend::cublas, egpu::Precision::tf32); }
+BOOST_AUTO_TEST_CASE(cublas_tf32x3) { float_precision(egpu::Backend::cublas, egpu::Precision::tf32x3); }
+BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(own_backend, *boost::unit_test::precondition(gpu_available))
 BOOST_AUTO_TEST_CASE_TEMPLATE(random_products, S, Scalars) { random_cases<S>(egpu::Backend::own); }

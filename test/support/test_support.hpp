@@ -140,9 +140,24 @@ template <class D1, class D2> double diff_norm(const Eigen::DenseBase<D1>& got, 
 // reference's own rounding. ratio() <= kRatioLimit passes.
 constexpr double kRatioLimit = 4.0;
 
+// Unit roundoff of the arithmetic under test over eps(S): 1 for exact
+// products; 2^13 for float products on TF32 tensor cores (10-bit mantissa
+// inputs). Set for a scope with ScopedEpsScale.
+inline double& eps_scale() {
+  static double scale = 1.0;
+  return scale;
+}
+struct ScopedEpsScale {
+  double saved;
+  explicit ScopedEpsScale(double s) : saved(eps_scale()) { eps_scale() = s; }
+  ~ScopedEpsScale() { eps_scale() = saved; }
+  ScopedEpsScale(const ScopedEpsScale&) = delete;
+  ScopedEpsScale& operator=(const ScopedEpsScale&) = delete;
+};
+
 template <class S> double error_bound(Index k, double alpha_abs, double norm_a, double norm_b, double beta_abs,
                                       double norm_c0) {
-  const double eps = static_cast<double>(std::numeric_limits<real_t<S>>::epsilon());
+  const double eps = static_cast<double>(std::numeric_limits<real_t<S>>::epsilon()) * eps_scale();
   return eps * (static_cast<double>(k) * alpha_abs * norm_a * norm_b + beta_abs * norm_c0 + 1.0) +
          std::numeric_limits<double>::min();
 }

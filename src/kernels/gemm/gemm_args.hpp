@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "common/complex.hpp"
 
@@ -14,6 +15,12 @@ namespace egpu::kernels {
 // and row_major at a[i * lda + p] (op(A) = A^T of a column-major A). For
 // op(B), k x n, likewise with (p, j) and ldb.
 enum class Layout : std::uint8_t { col_major, row_major };
+
+// Arithmetic of a float product: exact fp32 FMAs, or tensor cores with
+// TF32 inputs (one product: ~1e-3 relative error), or three TF32 products
+// of split operands (big*big + big*small + small*big: fp32-level error).
+// Other scalars always run exact.
+enum class MathMode : std::uint8_t { exact, tf32, tf32x3 };
 
 template <class T>
 struct GemmArgs {
@@ -30,10 +37,29 @@ struct GemmArgs {
   std::int64_t ldc = 0;
   T alpha{}, beta{};
   bool beta_is_zero = true;  // C is not read at all (NaN in C does not propagate)
+  MathMode math = MathMode::exact;
 };
 
-// Which tile configuration of the family runs a launch; chosen by shape.
-enum class GemmConfig : std::uint8_t { automatic, large, small };
+// Which tile configuration of the family runs a launch; chosen by shape,
+// scalar and math mode when automatic. large / small: SIMT FMA kernels;
+// tensor_large / tensor_small: mma.sync kernels (DMMA for double and
+// complex<double>, TF32 or tf32x3 for float by `math`; complex<float> has
+// none and runs large / small instead). split_k: one short side and long
+// k, k cut into slices across blocks by shape and SM count, partial sums
+// reduced into C (device/gemm_split_k.cuh); SIMT scalars and modes: the
+// skinny SIMT tile (float 256 x 64, complex<float> 128 x 64) with the
+// operands swapped when m < n; tensor-core ones: around tensor_small.
+enum class GemmConfig : std::uint8_t {
+  automatic, large, small, tensor_large, tensor_small, split_k
+};
+
+// Name of a configuration, for tables and test messages.
+const char* config_name(GemmConfig config);
+
+// Every configuration gemm_tiled may choose for T under `math` (what the
+// automatic choice can return), so that tests can run each one explicitly.
+template <class T>
+std::vector<GemmConfig> selectable_configs(MathMode math);
 
 // Enqueues the product on `stream` (a cudaStream_t passed as void* to keep
 // CUDA types out of host headers). Throws egpu::error on a launch failure.

@@ -2,9 +2,11 @@
 //
 // An operand is seen as a BX x BK tile of a matrix whose element (x, p) lies
 // at ptr[x * sx + p * sp] (x along m for A, along n for B; p along k). One
-// of the two strides is 1 (the layouts of gemm_args.hpp), chosen at run time:
+// of the two strides is 1 (the layouts of gemm_args.hpp):
 //   x_contig (sx == 1): A col_major, B row_major -> copied as is;
 //   k_contig (sp == 1): A row_major, B col_major -> transposed on the way.
+// XC = 1 / 0 fixes x_contig / k_contig at compile time (the other stride
+// argument is then ignored); XC = -1 takes the run-time flag.
 // Shared memory always holds the tile k-major, S[p][x], so that the
 // micro-tile reads contiguous x for one p (see thread/micro_tile.cuh).
 //
@@ -12,7 +14,8 @@
 // along the contiguous direction. With `vec` (base aligned to V elements and
 // the ld a multiple of V, checked by the host) a whole in-bounds vector is
 // one global load; otherwise, and at the matrix edges, element by element
-// with zero fill. No out-of-bounds element is read.
+// with zero fill. Tiles that lie wholly inside the matrix skip the checks
+// on either path. No out-of-bounds element is read.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +26,7 @@ namespace egpu::kernels::block {
 
 constexpr int cmin(int a, int b) { return a < b ? a : b; }
 
-template <class T, int BX, int BK, int THREADS>
+template <class T, int BX, int BK, int THREADS, int XC = -1>
 struct TileLoader {
   static constexpr int per_thread = BX * BK / THREADS;
   static constexpr int vec_max = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
@@ -33,14 +36,16 @@ struct TileLoader {
 
   const T* src[NV];       // this thread's vector origins at the current k tile
   int x_left;             // rows (x) of the matrix from the tile origin, clamped to [0, BX]
-  bool x_contig, vec, conj;
+  bool x_contig_rt, vec, conj;
   T reg[NV][V];
+
+  __device__ __forceinline__ bool x_contig() const { return XC < 0 ? x_contig_rt : XC == 1; }
 
   // Tile-local coordinates of vector v of this thread (recomputed, not kept:
   // registers are the scarce resource of the kernel).
   __device__ __forceinline__ void coords(int v, int& xl, int& pl) const {
     const int q = int(threadIdx.x) + v * THREADS;
-    if (x_contig) {
+    if (x_contig()) {
       pl = q / (BX / V);
       xl = (q % (BX / V)) * V;
     } else {
@@ -52,7 +57,7 @@ struct TileLoader {
   __device__ __forceinline__ TileLoader(const T* ptr, std::int64_t sx, std::int64_t sp,
                                         std::int64_t x_total, std::int64_t x0, bool x_contig_,
                                         bool vec_, bool conj_)
-      : x_contig(x_contig_), vec(vec_), conj(conj_) {
+      : x_contig_rt(x_contig_), vec(vec_), conj(conj_) {
     const std::int64_t left = x_total - x0;
     x_left = left >= BX ? BX : int(left);
 #pragma unroll
@@ -60,16 +65,35 @@ struct TileLoader {
       int xl, pl;
       coords(v, xl, pl);
       // Only dereferenced where in bounds (see load).
-      src[v] = ptr + (x0 + xl) * sx + std::int64_t(pl) * sp;
+      const std::int64_t sx_ = XC < 0 ? sx : XC == 1 ? 1 : sx;
+      const std::int64_t sp_ = XC < 0 ? sp : XC == 1 ? sp : 1;
+      src[v] = ptr + (x0 + xl) * sx_ + std::int64_t(pl) * sp_;
     }
   }
 
+  // Whether the tile lies wholly inside the matrix along x.
+  __device__ __forceinline__ bool x_full() const { return x_left == BX; }
+
   // Loads the current k tile into registers and advances to the next one.
   // krem: elements of k left from this tile's start (may exceed BK);
-  // k_step: pointer advance per k tile (BK * sp).
+  // k_step: pointer advance per k tile (BK * sp). CHECKED = false: the
+  // caller guarantees an interior tile (x_full() and krem >= BK).
+  template <bool CHECKED = true>
   __device__ __forceinline__ void load(std::int64_t krem64, std::int64_t k_step) {
-    const int krem = krem64 >= BK ? BK : int(krem64);
-    if (vec && x_left == BX && krem == BK) {  // interior tile, vector path: no checks
+    if constexpr (!CHECKED) {
+      load_interior(k_step);
+    } else {
+      const int krem = krem64 >= BK ? BK : int(krem64);
+      if (x_left == BX && krem == BK)
+        load_interior(k_step);
+      else
+        load_edge(krem, k_step);
+    }
+  }
+
+  // An interior tile: every element in bounds, no checks.
+  __device__ __forceinline__ void load_interior(std::int64_t k_step) {
+    if (vec) {
 #pragma unroll
       for (int v = 0; v < NV; ++v) {
         const auto pk = *reinterpret_cast<const thread::Pack<T, V>*>(src[v]);
@@ -77,15 +101,26 @@ struct TileLoader {
         for (int e = 0; e < V; ++e) reg[v][e] = pk.v[e];
         src[v] += k_step;
       }
-      return;
+    } else {
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) reg[v][e] = src[v][e];
+        src[v] += k_step;
+      }
     }
+  }
+
+  // A tile at the matrix edge (krem < BK or fewer than BX rows along x):
+  // each element checked, zero fill outside.
+  __device__ __forceinline__ void load_edge(int krem, std::int64_t k_step) {
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
       int xl, pl;
       coords(v, xl, pl);
       const int xrem = x_left - xl;  // elements left along x from the vector origin
       // Last element of the vector in bounds <=> the whole vector is.
-      const bool full = x_contig ? (xrem >= V && pl < krem) : (xrem > 0 && pl + V <= krem);
+      const bool full = x_contig() ? (xrem >= V && pl < krem) : (xrem > 0 && pl + V <= krem);
       if (vec && full) {
         const auto pk = *reinterpret_cast<const thread::Pack<T, V>*>(src[v]);
 #pragma unroll
@@ -93,7 +128,7 @@ struct TileLoader {
       } else {
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const bool ok = x_contig ? (xrem > e && pl < krem) : (xrem > 0 && pl + e < krem);
+          const bool ok = x_contig() ? (xrem > e && pl < krem) : (xrem > 0 && pl + e < krem);
           reg[v][e] = ok ? src[v][e] : thread::zero<T>();
         }
       }
@@ -108,7 +143,7 @@ struct TileLoader {
     for (int v = 0; v < NV; ++v) {
       int xl, pl;
       coords(v, xl, pl);
-      if (x_contig) {
+      if (x_contig()) {
         thread::Pack<T, V> pk;
 #pragma unroll
         for (int e = 0; e < V; ++e) pk.v[e] = thread::conj_if(reg[v][e], conj);

@@ -5,6 +5,9 @@
 
 #include <cstdint>
 
+#include <type_traits>
+
+#include "kernels/gemm/device/gemm_mma.hpp"
 #include "kernels/gemm/device/gemm_tiled_launch.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_tile_config.hpp"
@@ -23,21 +26,67 @@ int sm_count() {
 
 }  // namespace
 
+const char* config_name(GemmConfig config) {
+  switch (config) {
+    case GemmConfig::automatic: return "automatic";
+    case GemmConfig::large: return "large";
+    case GemmConfig::small: return "small";
+    case GemmConfig::tensor_large: return "tensor_large";
+    case GemmConfig::tensor_small: return "tensor_small";
+    case GemmConfig::split_k: return "split_k";
+  }
+  return "unknown";
+}
+
+// Whether T under `math` runs on the tensor-core configurations: double and
+// complex<double> always (DMMA), float in the tf32 / tf32x3 modes.
+template <class T>
+bool uses_tensor_cores(MathMode math) {
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, cdouble>) return true;
+  if constexpr (std::is_same_v<T, float>) return math != MathMode::exact;
+  return false;
+}
+
+template <class T>
+std::vector<GemmConfig> selectable_configs(MathMode math) {
+  if (uses_tensor_cores<T>(math))
+    return {GemmConfig::tensor_large, GemmConfig::tensor_small, GemmConfig::split_k};
+  return {GemmConfig::large, GemmConfig::small, GemmConfig::split_k};
+}
+
 template <class T>
 void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   if (args.m <= 0 || args.n <= 0) return;  // nothing to write
-  if (config == GemmConfig::automatic) {
-    // The large tile when it alone gives every multiprocessor a block.
-    using L = TileShape<T, LargeTag>;
-    const std::int64_t tiles = device::ceil_div(args.m, L::bm) * device::ceil_div(args.n, L::bn);
-    config = tiles >= sm_count() ? GemmConfig::large : GemmConfig::small;
+  if constexpr (std::is_same_v<T, cfloat>) {  // no tensor-core kernel: the SIMT ones
+    if (config == GemmConfig::tensor_large) config = GemmConfig::large;
+    if (config == GemmConfig::tensor_small) config = GemmConfig::small;
+  } else {
+    const bool tensor = uses_tensor_cores<T>(args.math);
+    if (config == GemmConfig::automatic && tensor)
+      config = device::choose_mma_config(args, sm_count());
+    // split_k of a tensor-core scalar and mode cuts the tensor_small configuration.
+    if (config == GemmConfig::tensor_large || config == GemmConfig::tensor_small ||
+        (tensor && config == GemmConfig::split_k)) {
+      device::gemm_mma<T>(args, static_cast<cudaStream_t>(stream), config, sm_count());
+      return;
+    }
   }
+  if (config == GemmConfig::automatic) config = device::choose_tiled_config(args, sm_count());
   const auto s = static_cast<cudaStream_t>(stream);
+  if (config == GemmConfig::split_k) {
+    device::launch_tiled_split_k(args, s, sm_count());
+    return;
+  }
   if (config == GemmConfig::large)
     device::launch_tiled<T, LargeTag>(args, s);
   else
     device::launch_tiled<T, SmallTag>(args, s);
 }
+
+template std::vector<GemmConfig> selectable_configs<float>(MathMode);
+template std::vector<GemmConfig> selectable_configs<double>(MathMode);
+template std::vector<GemmConfig> selectable_configs<cfloat>(MathMode);
+template std::vector<GemmConfig> selectable_configs<cdouble>(MathMode);
 
 template void gemm_tiled<float>(const GemmArgs<float>&, void*, GemmConfig);
 template void gemm_tiled<double>(const GemmArgs<double>&, void*, GemmConfig);

@@ -1,8 +1,9 @@
-// Launch of one configuration of the tiled GEMM family: maps GemmArgs onto
-// the kernel's strided operand views, decides the vectorised global-load
-// path per operand, sizes the grid, launches and checks. Used by
-// gemm_tiled.cu (which picks the configuration) and by bench/gemm_probe.cu
-// (which also times experimental tile shapes).
+// Launch of one configuration of the tiled SIMT GEMM family: maps GemmArgs
+// onto the kernel's parameters, picks the instantiation for the two operand
+// layouts, decides the vectorised global-load and C-store paths, sizes the
+// grid, launches and checks. Used by gemm_tiled.cu (which picks the
+// configuration), by the split-k path (device/gemm_split_k.cuh) and by
+// bench/gemm_probe.cu (which also times experimental tile shapes).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "egpu/error.hpp"
+#include "kernels/gemm/device/gemm_split_k.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_tile_config.hpp"
 #include "kernels/gemm/kernel/gemm_tiled_kernel.cuh"
@@ -28,9 +30,18 @@ bool vector_ok(const T* ptr, std::int64_t ld) {
          ld % V == 0;
 }
 
+// How a launch differs from a plain product into column-major C:
+// c_transposed stores C(i, j) at c[i * ldc + j] (the product of swapped
+// operands, see transpose_problem in gemm_split_k.cuh); `slices` k-slices
+// (KSlices) write to c + z * slices.c_slice.
+struct TiledLaunchExtras {
+  bool c_transposed = false;
+  KSlices slices{};
+};
+
 // Requires m, n > 0.
 template <class T, class Tag>
-void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream) {
+void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchExtras& x = {}) {
   using S = TileShape<T, Tag>;
   using LoaderA = block::TileLoader<T, S::bm, S::bk, S::threads>;
   using LoaderB = block::TileLoader<T, S::bn, S::bk, S::threads>;
@@ -40,15 +51,15 @@ void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream) {
   p.n = g.n;
   p.k = g.k;
   p.a = g.a;
-  p.a_x_contig = g.a_layout == Layout::col_major;  // (i, p) at a[i + p * lda]
-  p.a_sx = p.a_x_contig ? 1 : g.lda;
-  p.a_sp = p.a_x_contig ? g.lda : 1;
+  p.lda = g.lda;
   p.b = g.b;
-  p.b_x_contig = g.b_layout == Layout::row_major;  // (p, j) at b[p * ldb + j]
-  p.b_sx = p.b_x_contig ? 1 : g.ldb;
-  p.b_sp = p.b_x_contig ? g.ldb : 1;
+  p.ldb = g.ldb;
   p.c = g.c;
-  p.ldc = g.ldc;
+  p.c_rs = x.c_transposed ? g.ldc : 1;
+  p.c_cs = x.c_transposed ? 1 : g.ldc;
+  const int slices = x.slices.count > 1 ? x.slices.count : 1;
+  p.k_slice = slices > 1 ? x.slices.k_slice : g.k;
+  p.c_slice = slices > 1 ? x.slices.c_slice : 0;
   p.alpha = g.alpha;
   p.beta = g.beta;
   p.beta_is_zero = g.beta_is_zero;
@@ -56,15 +67,65 @@ void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream) {
   p.conj_b = is_complex<T>::value && g.conj_b;
   p.a_vec = g.k > 0 && vector_ok<T, LoaderA::V>(g.a, g.lda);
   p.b_vec = g.k > 0 && vector_ok<T, LoaderB::V>(g.b, g.ldb);
+  // Whole row chunks of C as vectors: base and column stride on a vector
+  // boundary (the slice offset m * n keeps that only when it is a multiple).
+  constexpr int VC = thread::MicroTile<T, S>::CHA;
+  p.c_vec = !x.c_transposed && vector_ok<T, VC>(g.c, g.ldc) &&
+            (slices == 1 || p.c_slice % VC == 0);
 
   const std::int64_t m_tiles = ceil_div(g.m, S::bm);
   const std::int64_t n_tiles = ceil_div(g.n, S::bn);
   if (m_tiles > 0x7fffffff) throw egpu::error("gemm_tiled: m too large for the grid");
+  if (slices > 65535) throw egpu::error("gemm_tiled: too many k-slices");
   // Row tiles on x (limit 2^31-1); column tiles on y, capped at 65535: the
-  // kernel loops over the rest.
-  const dim3 grid(unsigned(m_tiles), unsigned(n_tiles < 65535 ? n_tiles : 65535));
-  kernel::gemm_tiled_kernel<T, Tag><<<grid, S::threads, 0, stream>>>(p);
+  // kernel loops over the rest; k-slices on z.
+  const dim3 grid(unsigned(m_tiles), unsigned(n_tiles < 65535 ? n_tiles : 65535),
+                  unsigned(slices));
+  const bool a_xc = g.a_layout == Layout::col_major;  // (i, p) at a[i + p * lda]
+  const bool b_xc = g.b_layout == Layout::row_major;  // (p, j) at b[p * ldb + j]
+  if (a_xc && b_xc)
+    kernel::gemm_tiled_kernel<T, Tag, true, true><<<grid, S::threads, 0, stream>>>(p);
+  else if (a_xc)
+    kernel::gemm_tiled_kernel<T, Tag, true, false><<<grid, S::threads, 0, stream>>>(p);
+  else if (b_xc)
+    kernel::gemm_tiled_kernel<T, Tag, false, true><<<grid, S::threads, 0, stream>>>(p);
+  else
+    kernel::gemm_tiled_kernel<T, Tag, false, false><<<grid, S::threads, 0, stream>>>(p);
   runtime::launch_check("gemm_tiled_kernel");
+}
+
+// The split_k configuration (gemm_args.hpp): the short side of C along n
+// (operands swapped when m < n), SkinnyTileTag's tile, k-slices from
+// plan_split_k (none when the tiles already fill the GPU). Requires m, n > 0.
+template <class T>
+void launch_tiled_split_k(const GemmArgs<T>& g, cudaStream_t stream, int sms) {
+  using Tag = typename SkinnyTileTag<T>::type;
+  using S = TileShape<T, Tag>;
+  const bool swap = g.m < g.n;
+  const GemmArgs<T> t = swap ? transpose_problem(g) : g;
+  const KSlices s = plan_split_k(t.m, t.n, t.k, S::bm, S::bn, S::bk, sms, S::min_blocks);
+  if (s.count < 2) {
+    launch_tiled<T, Tag>(t, stream, TiledLaunchExtras{swap, {}});
+    return;
+  }
+  gemm_split_k(
+      t, s, stream,
+      [stream](const GemmArgs<T>& part, const KSlices& ks) {
+        launch_tiled<T, Tag>(part, stream, TiledLaunchExtras{false, ks});
+      },
+      swap);
+}
+
+// The automatic choice among the SIMT configurations: `large` when its
+// tiles alone give every multiprocessor a block; otherwise split_k when k
+// is deep enough for two slices of plan_split_k's minimum; else `small`.
+template <class T>
+GemmConfig choose_tiled_config(const GemmArgs<T>& g, int sms) {
+  using L = TileShape<T, LargeTag>;
+  const std::int64_t tiles = ceil_div(g.m, L::bm) * ceil_div(g.n, L::bn);
+  if (tiles >= sms) return GemmConfig::large;
+  if (g.k >= 512) return GemmConfig::split_k;
+  return GemmConfig::small;
 }
 
 }  // namespace egpu::kernels::device

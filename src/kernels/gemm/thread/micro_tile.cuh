@@ -2,9 +2,11 @@
 // updates from the shared tiles, and the epilogue C = alpha*acc + beta*C.
 //
 // A thread's TM rows are NCA chunks of CHA consecutive rows (CHA = one
-// 16-byte vector of T, or TM if smaller); chunk c of thread row tr starts at
-// row c * (BM / NCA) + tr * CHA. Each chunk is one vector load from shared
-// memory and consecutive threads read consecutive vectors. Columns likewise.
+// 16-byte vector of T, or TM if smaller) inside its warp's wm x wn sub-tile:
+// chunk c starts at row r0 + c * STRIDE_A with STRIDE_A = wm / NCA and
+// r0 = warp row offset + lane row * CHA (gemm_tile_config.hpp). Each chunk
+// is one vector load from shared memory; the lanes_m lanes of a warp column
+// read consecutive vectors. Columns likewise.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +20,22 @@ struct MicroTile {
   static constexpr int TM = Shape::tm, TN = Shape::tn;
   static constexpr int CHA = Shape::vec < TM ? Shape::vec : TM, NCA = TM / CHA;
   static constexpr int CHB = Shape::vec < TN ? Shape::vec : TN, NCB = TN / CHB;
-  static constexpr int STRIDE_A = Shape::bm / NCA, STRIDE_B = Shape::bn / NCB;
+  static constexpr int STRIDE_A = Shape::wm / NCA, STRIDE_B = Shape::wn / NCB;
 
   T acc[TM][TN];
+
+  // Tile-local origin (row r0, column c0) of this thread's micro-tile.
+  static __device__ __forceinline__ int origin_row(int tid) {
+    const int warp = tid / 32, lane = tid % 32;
+    return (warp % Shape::warps_m) * Shape::wm + (lane % Shape::lanes_m) * CHA;
+  }
+  static __device__ __forceinline__ int origin_col(int tid) {
+    const int warp = tid / 32, lane = tid % 32;
+    return (warp / Shape::warps_m) * Shape::wn + (lane / Shape::lanes_m) * CHB;
+  }
+  // Offset of accumulator row i (column j) from the origin.
+  static constexpr int row_off(int i) { return (i / CHA) * STRIDE_A + i % CHA; }
+  static constexpr int col_off(int j) { return (j / CHB) * STRIDE_B + j % CHB; }
 
   __device__ __forceinline__ void clear() {
 #pragma unroll
@@ -29,73 +44,117 @@ struct MicroTile {
       for (int j = 0; j < TN; ++j) acc[i][j] = zero<T>();
   }
 
-  // Tile-local row of accumulator row i for thread row tr (column likewise).
-  static __device__ __forceinline__ int row(int i, int tr) {
-    return (i / CHA) * STRIDE_A + tr * CHA + i % CHA;
-  }
-  static __device__ __forceinline__ int col(int j, int tc) {
-    return (j / CHB) * STRIDE_B + tc * CHB + j % CHB;
-  }
-
   // One step's fragments: TM values of A and TN of B at depth kk.
   template <int LDA, int LDB>
   static __device__ __forceinline__ void load_frag(const T (*as)[LDA], const T (*bs)[LDB], int kk,
-                                                   int tr, int tc, T (&a)[TM], T (&b)[TN]) {
+                                                   int r0, int c0, T (&a)[TM], T (&b)[TN]) {
 #pragma unroll
     for (int c = 0; c < NCA; ++c) {
-      const auto pk = *reinterpret_cast<const Pack<T, CHA>*>(&as[kk][c * STRIDE_A + tr * CHA]);
+      const auto pk = *reinterpret_cast<const Pack<T, CHA>*>(&as[kk][r0 + c * STRIDE_A]);
 #pragma unroll
       for (int e = 0; e < CHA; ++e) a[c * CHA + e] = pk.v[e];
     }
 #pragma unroll
     for (int c = 0; c < NCB; ++c) {
-      const auto pk = *reinterpret_cast<const Pack<T, CHB>*>(&bs[kk][c * STRIDE_B + tc * CHB]);
+      const auto pk = *reinterpret_cast<const Pack<T, CHB>*>(&bs[kk][c0 + c * STRIDE_B]);
 #pragma unroll
       for (int e = 0; e < CHB; ++e) b[c * CHB + e] = pk.v[e];
     }
   }
 
-  // acc += As^T(:, rows) * Bs(:, cols) over the BK steps of one stage, the
-  // fragments of step kk+1 loaded while step kk is multiplied.
-  template <int LDA, int LDB>
-  __device__ __forceinline__ void mma(const T (*as)[LDA], const T (*bs)[LDB], int tr, int tc) {
-    T a[2][TM], b[2][TN];
-    load_frag(as, bs, 0, tr, tc, a[0], b[0]);
+  // acc += a * b^T for one step's fragments.
+  __device__ __forceinline__ void rank1(const T (&a)[TM], const T (&b)[TN]) {
+    if constexpr (Shape::j_outer) {
 #pragma unroll
-    for (int kk = 0; kk < Shape::bk; ++kk) {
-      if (kk + 1 < Shape::bk) load_frag(as, bs, kk + 1, tr, tc, a[(kk + 1) & 1], b[(kk + 1) & 1]);
+      for (int j = 0; j < TN; ++j)
+#pragma unroll
+        for (int i = 0; i < TM; ++i) acc[i][j] = madd(a[i], b[j], acc[i][j]);
+    } else {
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = madd(a[kk & 1][i], b[kk & 1][j], acc[i][j]);
+        for (int j = 0; j < TN; ++j) acc[i][j] = madd(a[i], b[j], acc[i][j]);
     }
   }
 
-  // Guarded epilogue into column-major C (c points at the block's (0, 0);
-  // m_left / n_left: rows / columns of C from there). C is not read when
-  // beta_is_zero. The accumulators are scaled in place first so that the
-  // C reads need no extra registers.
-  __device__ __forceinline__ void store(T* c, std::int64_t ldc, std::int64_t m_left,
-                                        std::int64_t n_left, int tr, int tc, T alpha, T beta,
-                                        bool beta_is_zero) {
+  // acc += As^T(:, rows) * Bs(:, cols) over the BK steps of one stage; with
+  // two fragment stages those of step kk+1 are loaded while step kk is
+  // multiplied.
+  template <int LDA, int LDB>
+  __device__ __forceinline__ void mma(const T (*as)[LDA], const T (*bs)[LDB], int r0, int c0) {
+    if constexpr (Shape::frag_stages >= 2) {
+      T a[2][TM], b[2][TN];
+      load_frag(as, bs, 0, r0, c0, a[0], b[0]);
+#pragma unroll
+      for (int kk = 0; kk < Shape::bk; ++kk) {
+        if (kk + 1 < Shape::bk) load_frag(as, bs, kk + 1, r0, c0, a[(kk + 1) & 1], b[(kk + 1) & 1]);
+        rank1(a[kk & 1], b[kk & 1]);
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < Shape::bk; ++kk) {
+        T a[TM], b[TN];
+        load_frag(as, bs, kk, r0, c0, a, b);
+        rank1(a, b);
+      }
+    }
+  }
+
+  // Guarded epilogue: C(r, s) at c[r * c_rs + s * c_cs], c pointing at the
+  // block's (0, 0); m_left / n_left: rows / columns of C from there. C is
+  // not read when beta_is_zero. The accumulators are scaled in place first
+  // so that the C reads need no extra registers. With c_rs == 1 and
+  // `vec_c` (C's base and c_cs multiples of the vector), whole in-bounds
+  // row chunks move as one vector access.
+  __device__ __forceinline__ void store(T* c, std::int64_t c_rs, std::int64_t c_cs,
+                                        std::int64_t m_left, std::int64_t n_left, int r0, int c0,
+                                        T alpha, T beta, bool beta_is_zero, bool vec_c) {
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
       for (int j = 0; j < TN; ++j) acc[i][j] = mul(alpha, acc[i][j]);
-    // Row / column of acc[i][j] is a compile-time offset plus the thread's
-    // base (tr * CHA, tc * CHB): one base pointer, immediate offsets.
-    const int r0 = tr * CHA, c0 = tc * CHB;
-    T* const cbase = c + r0 + std::int64_t(c0) * ldc;
+    if (c_rs == 1) {
+      // Row / column of acc[i][j] is a compile-time offset plus the thread's
+      // origin: one base pointer, immediate offsets.
+      T* const cbase = c + r0 + std::int64_t(c0) * c_cs;
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const int jo = col_off(j);
+        if (c0 + jo >= n_left) continue;
+        T* const cc = cbase + std::int64_t(jo) * c_cs;
+#pragma unroll
+        for (int ic = 0; ic < NCA; ++ic) {
+          const int io = ic * STRIDE_A;
+          if (CHA > 1 && vec_c && r0 + io + CHA <= m_left) {
+            auto* const pc = reinterpret_cast<Pack<T, CHA>*>(cc + io);
+            Pack<T, CHA> v;
+            if (!beta_is_zero) v = *pc;
+#pragma unroll
+            for (int e = 0; e < CHA; ++e)
+              v.v[e] = beta_is_zero ? acc[ic * CHA + e][j] : madd(beta, v.v[e], acc[ic * CHA + e][j]);
+            *pc = v;
+            continue;
+          }
+#pragma unroll
+          for (int e = 0; e < CHA; ++e) {
+            if (r0 + io + e >= m_left) continue;
+            const int i = ic * CHA + e;
+            cc[io + e] = beta_is_zero ? acc[i][j] : madd(beta, cc[io + e], acc[i][j]);
+          }
+        }
+      }
+      return;
+    }
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-      const int jo = (j / CHB) * STRIDE_B + j % CHB;
-      if (c0 + jo >= n_left) continue;
-      T* const cc = cbase + std::int64_t(jo) * ldc;
+      const int col = c0 + col_off(j);
+      if (col >= n_left) continue;
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
-        const int io = (i / CHA) * STRIDE_A + i % CHA;
-        if (r0 + io >= m_left) continue;
-        cc[io] = beta_is_zero ? acc[i][j] : madd(beta, cc[io], acc[i][j]);
+        const int row = r0 + row_off(i);
+        if (row >= m_left) continue;
+        T* const cc = c + std::int64_t(row) * c_rs + std::int64_t(col) * c_cs;
+        *cc = beta_is_zero ? acc[i][j] : madd(beta, *cc, acc[i][j]);
       }
     }
   }

@@ -1,5 +1,5 @@
 // Scalar operations of the GEMM family for real and complex T: zero,
-// conjugate, multiply, multiply-add (4 FMAs for complex), and Pack<T, N>,
+// conjugate, add, multiply, multiply-add (4 FMAs for complex), and Pack<T, N>,
 // an aligned group of N elements moved by one vector load/store.
 #pragma once
 
@@ -27,6 +27,11 @@ __device__ __forceinline__ Complex<R> madd(Complex<R> a, Complex<R> b, Complex<R
   acc.im = fma(a.re, b.im, acc.im);
   acc.im = fma(a.im, b.re, acc.im);
   return acc;
+}
+
+template <class T> __device__ __forceinline__ T add(T a, T b) { return a + b; }
+template <class R> __device__ __forceinline__ Complex<R> add(Complex<R> a, Complex<R> b) {
+  return {a.re + b.re, a.im + b.im};
 }
 
 template <class T> __device__ __forceinline__ T mul(T a, T b) { return a * b; }

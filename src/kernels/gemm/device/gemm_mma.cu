@@ -1,0 +1,84 @@
+// Instantiations of the tensor-core configurations (double, cdouble on DMMA;
+// float on TF32 / tf32x3) behind device/gemm_mma.hpp, their automatic
+// choice, and their split-k.
+#include "kernels/gemm/device/gemm_mma.hpp"
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/gemm/device/gemm_mma_launch.cuh"
+#include "kernels/gemm/device/gemm_split_k.cuh"
+
+namespace egpu::kernels::device {
+namespace {
+
+// Calls f with a value of the MmaShape that (T, Tag, math) runs.
+template <class T, class Tag, class F>
+void with_shape(MathMode math, F&& f) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (math == MathMode::tf32)
+      f(MmaShape<float, Tag, MathMode::tf32>{});
+    else
+      f(MmaShape<float, Tag, MathMode::tf32x3>{});
+  } else {
+    f(MmaShape<T, Tag, MathMode::exact>{});
+  }
+}
+
+template <class T, class Tag>
+void launch_tag(const GemmArgs<T>& g, cudaStream_t s, const KSlices& slices = {}) {
+  with_shape<T, Tag>(g.math, [&](auto shape) {
+    using S = decltype(shape);
+    launch_mma<T, Tag, S::math>(g, s, slices);
+  });
+}
+
+template <class T>
+KSlices plan_slices(const GemmArgs<T>& g, int sms) {
+  KSlices plan;
+  with_shape<T, TensorSmallTag>(g.math, [&](auto shape) {
+    using S = decltype(shape);
+    plan = plan_split_k(g.m, g.n, g.k, S::bm, S::bn, S::bk, sms, S::min_blocks);
+  });
+  return plan;
+}
+
+}  // namespace
+
+template <class T>
+GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {
+  std::int64_t tiles = 0;
+  with_shape<T, TensorLargeTag>(g.math, [&](auto shape) {
+    using S = decltype(shape);
+    tiles = ((g.m + S::bm - 1) / S::bm) * ((g.n + S::bn - 1) / S::bn);
+  });
+  if (tiles >= sms) return GemmConfig::tensor_large;
+  return plan_slices(g, sms).count >= 2 ? GemmConfig::split_k : GemmConfig::tensor_small;
+}
+
+template <class T>
+void gemm_mma(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms) {
+  if (config == GemmConfig::split_k) {
+    const KSlices plan = plan_slices(g, sms);
+    if (plan.count >= 2) {
+      gemm_split_k(g, plan, s, [&](const GemmArgs<T>& part, const KSlices& sl) {
+        launch_tag<T, TensorSmallTag>(part, s, sl);
+      });
+      return;
+    }
+    config = GemmConfig::tensor_small;
+  }
+  if (config == GemmConfig::tensor_small)
+    launch_tag<T, TensorSmallTag>(g, s);
+  else
+    launch_tag<T, TensorLargeTag>(g, s);
+}
+
+template GemmConfig choose_mma_config<float>(const GemmArgs<float>&, int);
+template GemmConfig choose_mma_config<double>(const GemmArgs<double>&, int);
+template GemmConfig choose_mma_config<cdouble>(const GemmArgs<cdouble>&, int);
+template void gemm_mma<float>(const GemmArgs<float>&, cudaStream_t, GemmConfig, int);
+template void gemm_mma<double>(const GemmArgs<double>&, cudaStream_t, GemmConfig, int);
+template void gemm_mma<cdouble>(const GemmArgs<cdouble>&, cudaStream_t, GemmConfig, int);
+
+}  // namespace egpu::kernels::device

@@ -1,0 +1,84 @@
+// Launch of one tensor-core configuration: maps GemmArgs onto MmaParams,
+// decides the 16-byte cp.async path per operand, picks the kernel of the
+// operands' layouts, sizes the grid, launches and checks. Used by
+// gemm_mma.cu and by bench/gemm_probe.cu (which also times experimental
+// shapes).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "egpu/error.hpp"
+#include "kernels/gemm/device/gemm_split_k.cuh"
+#include "kernels/gemm/gemm_args.hpp"
+#include "kernels/gemm/gemm_mma_config.hpp"
+#include "kernels/gemm/kernel/gemm_mma_kernel.cuh"
+#include "runtime/cuda_check.hpp"
+
+namespace egpu::kernels::device {
+
+// The 16-byte cp.async path of an operand needs its base aligned to 16 bytes
+// and every line along the strided direction to start on a 16-byte boundary.
+template <class T>
+bool mma_vector_ok(const T* ptr, std::int64_t ld) {
+  constexpr int V = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % V == 0;
+}
+
+template <class T, class Tag, MathMode M, bool AK, bool BK>
+void launch_mma_layout(const kernel::MmaParams<T>& p, std::int64_t tiles, int slices,
+                       cudaStream_t stream) {
+  using Tr = kernel::MmaKernelTraits<T, Tag, M, AK, BK>;
+  auto* fn = &kernel::gemm_mma_kernel<T, Tag, M, AK, BK>;
+  // Above 48 KB, dynamic shared memory needs the kernel's opt-in (once).
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::smem_bytes);
+  runtime::cuda_check(attr, "cudaFuncSetAttribute(gemm_mma_kernel)");
+  // Tiles on x (the kernel loops beyond 2^31 - 1), k-slices on y.
+  const dim3 grid(unsigned(tiles < 0x7fffffff ? tiles : 0x7fffffff), unsigned(slices));
+  fn<<<grid, Tr::S::threads, Tr::smem_bytes, stream>>>(p);
+  runtime::launch_check("gemm_mma_kernel");
+}
+
+// Requires m, n > 0. With slices.count > 1, computes the split-k partial
+// products of device/gemm_split_k.cuh's launcher contract (slices on grid y).
+template <class T, class Tag, MathMode M>
+void launch_mma(const GemmArgs<T>& g, cudaStream_t stream, const KSlices& slices = {}) {
+  using S = MmaShape<T, Tag, M>;
+  kernel::MmaParams<T> p{};
+  p.m = g.m;
+  p.n = g.n;
+  p.k = g.k;
+  p.a = g.a;
+  p.lda = g.lda;
+  p.b = g.b;
+  p.ldb = g.ldb;
+  p.c = g.c;
+  p.ldc = g.ldc;
+  p.m_tiles = (g.m + S::bm - 1) / S::bm;
+  p.n_tiles = (g.n + S::bn - 1) / S::bn;
+  const int nz = slices.count > 1 ? slices.count : 1;
+  if (nz > 65535) throw egpu::error("gemm_mma: too many k-slices");
+  p.k_slice = nz > 1 ? slices.k_slice : g.k;
+  p.c_slice = nz > 1 ? slices.c_slice : 0;
+  p.alpha = g.alpha;
+  p.beta = g.beta;
+  p.beta_is_zero = g.beta_is_zero;
+  p.a_vec = g.k > 0 && mma_vector_ok(g.a, g.lda);
+  p.b_vec = g.k > 0 && mma_vector_ok(g.b, g.ldb);
+  p.conj_a = is_complex<T>::value && g.conj_a;
+  p.conj_b = is_complex<T>::value && g.conj_b;
+  const std::int64_t tiles = p.m_tiles * p.n_tiles;
+  const bool ak = g.a_layout == Layout::row_major, bk = g.b_layout == Layout::col_major;
+  if (!ak && !bk)
+    launch_mma_layout<T, Tag, M, false, false>(p, tiles, nz, stream);
+  else if (!ak && bk)
+    launch_mma_layout<T, Tag, M, false, true>(p, tiles, nz, stream);
+  else if (ak && !bk)
+    launch_mma_layout<T, Tag, M, true, false>(p, tiles, nz, stream);
+  else
+    launch_mma_layout<T, Tag, M, true, true>(p, tiles, nz, stream);
+}
+
+}  // namespace egpu::kernels::device

@@ -1,0 +1,70 @@
+// Tile shapes of the tensor-core (mma.sync) configurations of the GEMM
+// family, as types: MmaTileConfig<T, Tag, Math> for a scalar T, a shape tag
+// (TensorLargeTag, TensorSmallTag) and the arithmetic (MathMode; only float
+// distinguishes tf32 from tf32x3). Each names the block tile (bm x bn, bk
+// deep), the warp tile (wm x wn, a grid of 16x8 mma tiles), the number of
+// cp.async pipeline stages and the resident blocks per SM that the register
+// cap allows. Plain C++ so host code can read the shapes.
+#pragma once
+
+#include "common/complex.hpp"
+#include "kernels/gemm/gemm_args.hpp"
+
+namespace egpu::kernels {
+
+struct TensorLargeTag {};
+struct TensorSmallTag {};
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int MMA_K = 8>
+struct MmaDims {
+  static constexpr int bm = BM, bn = BN, bk = BK;  // block tile (complex elements for cdouble)
+  static constexpr int wm = WM, wn = WN;           // warp tile
+  static constexpr int stages = STAGES;            // shared-memory pipeline depth
+  static constexpr int min_blocks = MIN_BLOCKS;    // resident blocks per SM (register cap)
+  static constexpr int mma_k = MMA_K;              // k of one mma (16: fp64 m16n8k16)
+};
+
+template <class T, class Tag, MathMode M> struct MmaTileConfig;
+
+// fp64, DMMA m16n8k16: 128x128x32 block, 8 warps of 64x32 (64 accumulators
+// per thread), 3 stages (198-216 KB of shared memory by layout), one block
+// per SM.
+template <MathMode M>
+struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 128, 32, 64, 32, 3, 1, 16> {};
+// Fewer, smaller tiles for shapes that give the large tile too few blocks.
+template <MathMode M>
+struct MmaTileConfig<double, TensorSmallTag, M> : MmaDims<64, 64, 16, 32, 32, 4, 2> {};
+
+// complex<double>: four real DMMA products per 16x8 tile on the re/im parts;
+// 64x64x8 block, 4 warps of 32x32 (64 complex accumulators per thread, at
+// the 255-register limit), 4 stages.
+template <MathMode M>
+struct MmaTileConfig<cdouble, TensorLargeTag, M> : MmaDims<64, 64, 8, 32, 32, 4, 1> {};
+template <MathMode M>
+struct MmaTileConfig<cdouble, TensorSmallTag, M> : MmaDims<32, 32, 8, 16, 16, 4, 3> {};
+
+// float on TF32 mma m16n8k8: 128x128x32 block, 4 warps of 64x64.
+template <>
+struct MmaTileConfig<float, TensorLargeTag, MathMode::tf32> : MmaDims<128, 128, 32, 64, 64, 3, 1> {};
+template <>
+struct MmaTileConfig<float, TensorSmallTag, MathMode::tf32> : MmaDims<64, 64, 32, 32, 32, 3, 4> {};
+// tf32x3 holds big and small parts of every fragment: one block per SM.
+template <>
+struct MmaTileConfig<float, TensorLargeTag, MathMode::tf32x3> : MmaDims<128, 128, 32, 64, 32, 3, 1> {};
+template <>
+struct MmaTileConfig<float, TensorSmallTag, MathMode::tf32x3> : MmaDims<64, 64, 32, 32, 32, 3, 2> {};
+
+// Everything the kernel derives from a configuration.
+template <class T, class Tag, MathMode M>
+struct MmaShape : MmaTileConfig<T, Tag, M> {
+  using Cfg = MmaTileConfig<T, Tag, M>;
+  static constexpr MathMode math = M;
+  static constexpr int warps_m = Cfg::bm / Cfg::wm, warps_n = Cfg::bn / Cfg::wn;
+  static constexpr int threads = 32 * warps_m * warps_n;
+  static constexpr int mt = Cfg::wm / 16, nt = Cfg::wn / 8;  // mma tiles per warp
+  static_assert(Cfg::bm % Cfg::wm == 0 && Cfg::bn % Cfg::wn == 0, "warp grid");
+  static_assert(Cfg::wm % 16 == 0 && Cfg::wn % 8 == 0 && Cfg::bk % Cfg::mma_k == 0, "mma tiles");
+  static_assert(Cfg::stages >= 2, "pipeline");
+};
+
+}  // namespace egpu::kernels

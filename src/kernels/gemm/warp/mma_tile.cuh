@@ -1,0 +1,270 @@
+// A warp's share of the block tile for the mma configurations: MT x NT tiles
+// of 16x8 accumulators in the m16n8k8 fragment layout (warp/mma_ops.cuh),
+// the fragment loads from the shared tiles of block/async_tile_loader.cuh,
+// the products of one shared stage, and the guarded alpha/beta epilogue.
+//
+// One specialisation per arithmetic:
+//   double            one DMMA per tile and k8 step;
+//   float, tf32       operands rounded to TF32, one HMMA;
+//   float, tf32x3     operands split into big + small TF32 parts, three HMMA
+//                     (small*big, big*small, big*big; small*small dropped)
+//                     into a per-stage partial sum added with FADD;
+//   cdouble           re/im parts of each fragment (one 16-byte load gives
+//                     both), four DMMA: re += ar*br - ai*bi, im += ar*bi + ai*br,
+//                     with conj applied by sign masks on ai and bi.
+#pragma once
+
+#include <cstdint>
+
+#include "common/complex.hpp"
+#include "kernels/gemm/gemm_args.hpp"
+#include "kernels/gemm/thread/scalar_ops.cuh"
+#include "kernels/gemm/warp/mma_ops.cuh"
+
+namespace egpu::kernels::warp {
+
+// Offset of operand element (x, p) in a shared tile of row length LD:
+// k-major tiles (KCONTIG) are S[x][p], x-major ones S[p][x]. Linear in
+// (x, p), so per-thread bases plus compile-time offsets address fragments.
+template <bool KCONTIG, int LD>
+__device__ __forceinline__ constexpr int tile_off(int x, int p) {
+  return KCONTIG ? x * LD + p : p * LD + x;
+}
+
+// Fragment positions relative to the lane's base (row g, column t):
+// A element e of m-tile i at k step kk, B element e of n-tile j.
+template <bool KC, int LD>
+__device__ __forceinline__ constexpr int a_off(int i, int e, int kk) {
+  return tile_off<KC, LD>(i * 16 + 8 * (e & 1), kk + 4 * (e >> 1));
+}
+template <bool KC, int LD>
+__device__ __forceinline__ constexpr int b_off(int j, int e, int kk) {
+  return tile_off<KC, LD>(j * 8, kk + 4 * e);
+}
+
+// The accumulator storage and epilogue shared by the real specialisations.
+template <class Acc, int MT, int NT>
+struct RealAccumulators {
+  Acc acc[MT][NT][4];
+
+  __device__ __forceinline__ void clear() {
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) acc[i][j][r] = Acc(0);
+  }
+
+  // C(i, j) = alpha * acc + beta * C(i, j) for the warp's tile at c (row 0,
+  // column 0 of the warp), within mrem x nrem (rows/columns left in C).
+  template <class T>
+  __device__ __forceinline__ void store(T* c, std::int64_t ldc, std::int64_t mrem,
+                                        std::int64_t nrem, T alpha, T beta,
+                                        bool beta_is_zero) const {
+    const int lane = int(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int col = j * 8 + 2 * t + (r & 1);
+        if (col >= nrem) continue;
+        T* cc = c + std::int64_t(col) * ldc;
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          const int row = i * 16 + g + 8 * (r >> 1);
+          if (row >= mrem) continue;
+          T v = alpha * T(acc[i][j][r]);
+          if (!beta_is_zero) v = fma(beta, cc[row], v);
+          cc[row] = v;
+        }
+      }
+  }
+};
+
+template <class T, MathMode M, int MT, int NT, int KM = 8> struct WarpMma;
+
+// ---- fp64 -------------------------------------------------------------------
+// KM = 8 or 16: the k of one DMMA (m16n8k8 or m16n8k16; k16 holds A elements
+// e = 0..7 at (g + 8 (e & 1), t + 4 (e >> 1)) and B elements e = 0..3 at t + 4e).
+template <MathMode M, int MT, int NT, int KM>
+struct WarpMma<double, M, MT, NT, KM> : RealAccumulators<double, MT, NT> {
+  using RealAccumulators<double, MT, NT>::acc;
+
+  template <int BK, bool AK, int LDA, bool BKC, int LDB>
+  __device__ __forceinline__ void stage(const double* sa, const double* sb) {
+    static_assert(BK % KM == 0, "stage depth");
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += KM) {
+      double a[MT][KM / 2], b[NT][KM / 4];
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int e = 0; e < KM / 2; ++e) a[i][e] = sa[a_off<AK, LDA>(i, e, kk)];
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < KM / 4; ++e) b[j][e] = sb[b_off<BKC, LDB>(j, e, kk)];
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          if constexpr (KM == 16)
+            mma_f64_16x8x16(acc[i][j], a[i], b[j]);
+          else
+            mma_f64_16x8x8(acc[i][j], a[i], b[j]);
+        }
+    }
+  }
+};
+
+// ---- float: tf32 and tf32x3 -------------------------------------------------
+template <int MT, int NT>
+struct WarpMma<float, MathMode::tf32, MT, NT> : RealAccumulators<float, MT, NT> {
+  using RealAccumulators<float, MT, NT>::acc;
+
+  template <int BK, bool AK, int LDA, bool BKC, int LDB>
+  __device__ __forceinline__ void stage(const float* sa, const float* sb) {
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 8) {
+      std::uint32_t a[MT][4], b[NT][2];
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) a[i][e] = to_tf32(sa[a_off<AK, LDA>(i, e, kk)]);
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) b[j][e] = to_tf32(sb[b_off<BKC, LDB>(j, e, kk)]);
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) mma_tf32_16x8x8(acc[i][j], a[i], b[j]);
+    }
+  }
+};
+
+template <int MT, int NT>
+struct WarpMma<float, MathMode::tf32x3, MT, NT> : RealAccumulators<float, MT, NT> {
+  using RealAccumulators<float, MT, NT>::acc;
+
+  // The tensor cores add into fp32 with truncation: over a long k that bias
+  // adds up. A stage's products go into a zeroed partial sum, which is then
+  // added to the accumulators with round-to-nearest FADD.
+  template <int BK, bool AK, int LDA, bool BKC, int LDB>
+  __device__ __forceinline__ void stage(const float* sa, const float* sb) {
+    float part[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) part[i][j][r] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 8) {
+      std::uint32_t ab[MT][4], as[MT][4], bb[NT][2], bs[NT][2];
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) split_tf32(sa[a_off<AK, LDA>(i, e, kk)], ab[i][e], as[i][e]);
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) split_tf32(sb[b_off<BKC, LDB>(j, e, kk)], bb[j][e], bs[j][e]);
+      // Small terms first: they are added to the accumulator before the big one.
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          mma_tf32_16x8x8(part[i][j], as[i], bb[j]);
+          mma_tf32_16x8x8(part[i][j], ab[i], bs[j]);
+          mma_tf32_16x8x8(part[i][j], ab[i], bb[j]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) acc[i][j][r] += part[i][j][r];
+  }
+};
+
+// ---- complex<double> ----------------------------------------------------------
+template <MathMode M, int MT, int NT>
+struct WarpMma<cdouble, M, MT, NT> {
+  double re[MT][NT][4], im[MT][NT][4];
+  std::uint64_t sign_a = 0, sign_b = 0;  // sign bit where conj(op(A)) / conj(op(B))
+
+  __device__ __forceinline__ void set_conj(bool conj_a, bool conj_b) {
+    sign_a = conj_a ? 0x8000000000000000ull : 0;
+    sign_b = conj_b ? 0x8000000000000000ull : 0;
+  }
+
+  __device__ __forceinline__ void clear() {
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) re[i][j][r] = im[i][j][r] = 0.0;
+  }
+
+  template <int BK, bool AK, int LDA, bool BKC, int LDB>
+  __device__ __forceinline__ void stage(const cdouble* sa, const cdouble* sb) {
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 8) {
+      double ar[MT][4], ai[MT][4], br[NT][2], bi[NT][2], nbi[NT][2];
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const cdouble v = sa[a_off<AK, LDA>(i, e, kk)];
+          ar[i][e] = v.re;
+          ai[i][e] = flip_sign(v.im, sign_a);
+        }
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const cdouble v = sb[b_off<BKC, LDB>(j, e, kk)];
+          br[j][e] = v.re;
+          bi[j][e] = flip_sign(v.im, sign_b);
+          nbi[j][e] = -bi[j][e];
+        }
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          mma_f64_16x8x8(re[i][j], ar[i], br[j]);
+          mma_f64_16x8x8(im[i][j], ar[i], bi[j]);
+          mma_f64_16x8x8(re[i][j], ai[i], nbi[j]);
+          mma_f64_16x8x8(im[i][j], ai[i], br[j]);
+        }
+    }
+  }
+
+  __device__ __forceinline__ void store(cdouble* c, std::int64_t ldc, std::int64_t mrem,
+                                        std::int64_t nrem, cdouble alpha, cdouble beta,
+                                        bool beta_is_zero) const {
+    const int lane = int(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int col = j * 8 + 2 * t + (r & 1);
+        if (col >= nrem) continue;
+        cdouble* cc = c + std::int64_t(col) * ldc;
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          const int row = i * 16 + g + 8 * (r >> 1);
+          if (row >= mrem) continue;
+          cdouble v = thread::mul(alpha, cdouble{re[i][j][r], im[i][j][r]});
+          if (!beta_is_zero) v = thread::madd(beta, cc[row], v);
+          cc[row] = v;
+        }
+      }
+  }
+};
+
+}  // namespace egpu::kernels::warp
