@@ -123,6 +123,8 @@ std::int64_t traffic_estimate(const GemmProblem& p, const Sizes& s) {
 // Below these, kernels get too small to fill the GPU and the plan
 // launch-bound; smaller tiles are taken only when nothing larger fits.
 constexpr std::int64_t kMinTile = 1024, kMinPiece = 512;
+// Deepest k piece the out-of-core search starts from by default.
+constexpr std::int64_t kMaxOocPiece = 4096;
 
 Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
   const std::int64_t budget = limits.device_budget_bytes / p.elem_size;
@@ -171,7 +173,9 @@ Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
       }
       return sizes;
     };
-    const std::int64_t k_start = limits.k_panel > 0 ? limits.k_panel : default_k_panel(p.k);
+    // Unless given, k pieces start deeper than in core: the first kernel's
+    // start matters less than the bytes moved and the per-piece overheads.
+    const std::int64_t k_start = limits.k_panel > 0 ? limits.k_panel : std::max(default_k_panel(p.k), kMaxOocPiece);
     for (std::int64_t mb : halvings(p.m, p.m, kMinTile))
       for (std::int64_t nb : halvings(p.n, p.n, kMinTile))
         // Deeper pieces here: each k piece re-reads and re-writes its C

@@ -252,16 +252,6 @@ struct Outcome {
   std::string text;
 };
 
-struct Tally {
-  long cases = 0;
-  double worst = 0;
-};
-
-std::map<std::string, Tally>& tallies() {
-  static std::map<std::string, Tally> t;
-  return t;
-}
-
 // One line per (scalar, math, configuration) at the end of the run.
 struct PrintSummary {
   ~PrintSummary() {
@@ -425,9 +415,7 @@ template <class S> void run_jobs(const std::vector<Job>& jobs) {
           return;
         }
       }
-      Tally& t = tallies()[std::string(scalar_name<S>()) + " " + math_name(v.math) + " " + kern::config_name(v.config)];
-      ++t.cases;
-      t.worst = std::max(t.worst, o.ratio);
+      tallies()[std::string(scalar_name<S>()) + " " + math_name(v.math) + " " + kern::config_name(v.config)].add(o.ratio);
       BOOST_TEST(o.ok, std::string(scalar_name<S>()) + " " + o.text);
     }
   }

@@ -7,12 +7,14 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -160,6 +162,25 @@ template <class S> double error_bound(Index k, double alpha_abs, double norm_a, 
   const double eps = static_cast<double>(std::numeric_limits<real_t<S>>::epsilon()) * eps_scale();
   return eps * (static_cast<double>(k) * alpha_abs * norm_a * norm_b + beta_abs * norm_c0 + 1.0) +
          std::numeric_limits<double>::min();
+}
+
+// Cases run and the worst error ratio seen (NaN counts as 1e300), by name,
+// for the one-line summaries the GPU tests print at exit.
+struct Tally {
+  long cases = 0;
+  double worst = 0;
+  void add(double ratio) {
+    ++cases;
+    worst = std::max(worst, ratio != ratio ? 1e300 : ratio);
+  }
+  void merge(const Tally& t) {
+    cases += t.cases;
+    worst = std::max(worst, t.worst);
+  }
+};
+inline std::map<std::string, Tally>& tallies() {
+  static std::map<std::string, Tally> t;
+  return t;
 }
 
 // err / bound; NaN (which fails every `<=`) when the result holds NaN.

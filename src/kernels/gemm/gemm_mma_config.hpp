@@ -22,18 +22,25 @@ struct MmaDims {
   static constexpr int stages = STAGES;            // shared-memory pipeline depth
   static constexpr int min_blocks = MIN_BLOCKS;    // resident blocks per SM (register cap)
   static constexpr int mma_k = MMA_K;              // k of one mma (16: fp64 m16n8k16)
+  // The automatic choice takes a TensorLargeTag configuration when its tiles
+  // number at least min_waves times the SMs (device/gemm_mma.cu).
+  static constexpr int min_waves = 1;
 };
 
 template <class T, class Tag, MathMode M> struct MmaTileConfig;
 
 // fp64, DMMA m16n8k16: 128x128x32 block, 8 warps of 64x32 (64 accumulators
 // per thread), 3 stages (198-216 KB of shared memory by layout), one block
-// per SM.
+// per SM; taken for products of at least 16 waves of its tiles.
 template <MathMode M>
-struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 128, 32, 64, 32, 3, 1, 16> {};
-// Fewer, smaller tiles for shapes that give the large tile too few blocks.
+struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 128, 32, 64, 32, 3, 1, 16> {
+  static constexpr int min_waves = 16;
+};
+// 64x64x16 block, 4 warps of 32x32 (32 accumulators per thread), DMMA
+// m16n8k16, 3 stages (42-60 KB of shared memory by layout), three blocks per
+// SM (12 warps; at most 170 registers per thread).
 template <MathMode M>
-struct MmaTileConfig<double, TensorSmallTag, M> : MmaDims<64, 64, 16, 32, 32, 4, 2> {};
+struct MmaTileConfig<double, TensorSmallTag, M> : MmaDims<64, 64, 16, 32, 32, 3, 3, 16> {};
 
 // complex<double>: four real DMMA products per 16x8 tile on the re/im parts;
 // 64x64x8 block, 4 warps of 32x32 (64 complex accumulators per thread, at

@@ -11,6 +11,7 @@
 
 #include "egpu/error.hpp"
 #include "kernels/gemm/device/gemm_split_k.cuh"
+#include "kernels/gemm/device/product_params.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_mma_config.hpp"
 #include "kernels/gemm/kernel/gemm_mma_kernel.cuh"
@@ -46,29 +47,13 @@ void launch_mma_layout(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
 template <class T, class Tag, MathMode M>
 void launch_mma(const GemmArgs<T>& g, cudaStream_t stream, const KSlices& slices = {}) {
   using S = MmaShape<T, Tag, M>;
+  const int nz = slices.count > 1 ? slices.count : 1;
+  if (nz > 65535) throw egpu::error("gemm_mma: too many k-slices");
   kernel::MmaParams<T> p{};
-  p.m = g.m;
-  p.n = g.n;
-  p.k = g.k;
-  p.a = g.a;
-  p.lda = g.lda;
-  p.b = g.b;
-  p.ldb = g.ldb;
-  p.c = g.c;
+  set_product_params(p, g, slices, mma_vector_ok(g.a, g.lda), mma_vector_ok(g.b, g.ldb));
   p.ldc = g.ldc;
   p.m_tiles = (g.m + S::bm - 1) / S::bm;
   p.n_tiles = (g.n + S::bn - 1) / S::bn;
-  const int nz = slices.count > 1 ? slices.count : 1;
-  if (nz > 65535) throw egpu::error("gemm_mma: too many k-slices");
-  p.k_slice = nz > 1 ? slices.k_slice : g.k;
-  p.c_slice = nz > 1 ? slices.c_slice : 0;
-  p.alpha = g.alpha;
-  p.beta = g.beta;
-  p.beta_is_zero = g.beta_is_zero;
-  p.a_vec = g.k > 0 && mma_vector_ok(g.a, g.lda);
-  p.b_vec = g.k > 0 && mma_vector_ok(g.b, g.ldb);
-  p.conj_a = is_complex<T>::value && g.conj_a;
-  p.conj_b = is_complex<T>::value && g.conj_b;
   const std::int64_t tiles = p.m_tiles * p.n_tiles;
   const bool ak = g.a_layout == Layout::row_major, bk = g.b_layout == Layout::col_major;
   if (!ak && !bk)

@@ -12,6 +12,7 @@
 
 #include "egpu/error.hpp"
 #include "kernels/gemm/device/gemm_split_k.cuh"
+#include "kernels/gemm/device/product_params.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_tile_config.hpp"
 #include "kernels/gemm/kernel/gemm_tiled_kernel.cuh"
@@ -46,27 +47,11 @@ void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchEx
   using LoaderA = block::TileLoader<T, S::bm, S::bk, S::threads>;
   using LoaderB = block::TileLoader<T, S::bn, S::bk, S::threads>;
 
+  const int slices = x.slices.count > 1 ? x.slices.count : 1;
   kernel::GemmParams<T> p{};
-  p.m = g.m;
-  p.n = g.n;
-  p.k = g.k;
-  p.a = g.a;
-  p.lda = g.lda;
-  p.b = g.b;
-  p.ldb = g.ldb;
-  p.c = g.c;
+  set_product_params(p, g, x.slices, vector_ok<T, LoaderA::V>(g.a, g.lda), vector_ok<T, LoaderB::V>(g.b, g.ldb));
   p.c_rs = x.c_transposed ? g.ldc : 1;
   p.c_cs = x.c_transposed ? 1 : g.ldc;
-  const int slices = x.slices.count > 1 ? x.slices.count : 1;
-  p.k_slice = slices > 1 ? x.slices.k_slice : g.k;
-  p.c_slice = slices > 1 ? x.slices.c_slice : 0;
-  p.alpha = g.alpha;
-  p.beta = g.beta;
-  p.beta_is_zero = g.beta_is_zero;
-  p.conj_a = is_complex<T>::value && g.conj_a;
-  p.conj_b = is_complex<T>::value && g.conj_b;
-  p.a_vec = g.k > 0 && vector_ok<T, LoaderA::V>(g.a, g.lda);
-  p.b_vec = g.k > 0 && vector_ok<T, LoaderB::V>(g.b, g.ldb);
   // Whole row chunks of C as vectors: base and column stride on a vector
   // boundary (the slice offset m * n keeps that only when it is a multiple).
   constexpr int VC = thread::MicroTile<T, S>::CHA;

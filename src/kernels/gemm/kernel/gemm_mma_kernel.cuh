@@ -12,6 +12,7 @@
 #include "kernels/gemm/block/async_copy.cuh"
 #include "kernels/gemm/block/async_tile_loader.cuh"
 #include "kernels/gemm/gemm_mma_config.hpp"
+#include "kernels/gemm/kernel/product_params.hpp"
 #include "kernels/gemm/warp/mma_tile.cuh"
 
 namespace egpu::kernels::kernel {
@@ -19,20 +20,9 @@ namespace egpu::kernels::kernel {
 // op(A)(i, p) = a[AK ? i * lda + p : i + p * lda];
 // op(B)(p, j) = b[BK ? p + j * ldb : p * ldb + j].
 template <class T>
-struct MmaParams {
-  std::int64_t m, n, k;
-  const T* a;
-  std::int64_t lda;
-  const T* b;
-  std::int64_t ldb;
-  T* c;
+struct MmaParams : ProductParams<T> {
   std::int64_t ldc;
   std::int64_t m_tiles, n_tiles;
-  // k-slices (split-k): slice z = blockIdx.y covers k in [z * k_slice,
-  // min(k, (z + 1) * k_slice)) and writes to c + z * c_slice.
-  std::int64_t k_slice, c_slice;
-  T alpha, beta;
-  bool beta_is_zero, a_vec, b_vec, conj_a, conj_b;
 };
 
 // Tiles are visited in groups of `group_m` row tiles, column by column inside

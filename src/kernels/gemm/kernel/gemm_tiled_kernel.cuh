@@ -14,6 +14,7 @@
 #include "kernels/gemm/block/shared_tiles.cuh"
 #include "kernels/gemm/block/tile_loader.cuh"
 #include "kernels/gemm/gemm_tile_config.hpp"
+#include "kernels/gemm/kernel/product_params.hpp"
 #include "kernels/gemm/thread/micro_tile.cuh"
 
 namespace egpu::kernels::kernel {
@@ -22,17 +23,9 @@ namespace egpu::kernels::kernel {
 // op(B)(p, j) = b[j + p * ldb] when B_XC, else b[j * ldb + p].
 // C(i, j) = c[i * c_rs + j * c_cs].
 template <class T>
-struct GemmParams {
-  std::int64_t m, n, k;
-  const T* a;
-  std::int64_t lda;
-  const T* b;
-  std::int64_t ldb;
-  T* c;
+struct GemmParams : ProductParams<T> {
   std::int64_t c_rs, c_cs;
-  std::int64_t k_slice, c_slice;  // split-k: k per grid z, C offset per grid z
-  T alpha, beta;
-  bool beta_is_zero, a_vec, b_vec, c_vec, conj_a, conj_b;
+  bool c_vec;  // whole row chunks of C stored as vectors
 };
 
 // The k loop of one block tile: stages of bk through the two shared

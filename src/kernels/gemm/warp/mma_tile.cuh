@@ -42,6 +42,28 @@ __device__ __forceinline__ constexpr int b_off(int j, int e, int kk) {
   return tile_off<KC, LD>(j * 8, kk + 4 * e);
 }
 
+// Calls f(i, j, r, row, col) for accumulator r of 16x8 tile (i, j) of the
+// warp (m16n8 C fragment layout: row g + 8 (r >> 1), column 2t + (r & 1)),
+// for those inside mrem x nrem (rows / columns of C left from the warp's
+// origin).
+template <int MT, int NT, class F>
+__device__ __forceinline__ void for_each_accumulator(std::int64_t mrem, std::int64_t nrem, F&& f) {
+  const int lane = int(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int col = j * 8 + 2 * t + (r & 1);
+      if (col >= nrem) continue;
+#pragma unroll
+      for (int i = 0; i < MT; ++i) {
+        const int row = i * 16 + g + 8 * (r >> 1);
+        if (row >= mrem) continue;
+        f(i, j, r, row, col);
+      }
+    }
+}
+
 // The accumulator storage and epilogue shared by the real specialisations.
 template <class Acc, int MT, int NT>
 struct RealAccumulators {
@@ -62,23 +84,12 @@ struct RealAccumulators {
   __device__ __forceinline__ void store(T* c, std::int64_t ldc, std::int64_t mrem,
                                         std::int64_t nrem, T alpha, T beta,
                                         bool beta_is_zero) const {
-    const int lane = int(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int col = j * 8 + 2 * t + (r & 1);
-        if (col >= nrem) continue;
-        T* cc = c + std::int64_t(col) * ldc;
-#pragma unroll
-        for (int i = 0; i < MT; ++i) {
-          const int row = i * 16 + g + 8 * (r >> 1);
-          if (row >= mrem) continue;
-          T v = alpha * T(acc[i][j][r]);
-          if (!beta_is_zero) v = fma(beta, cc[row], v);
-          cc[row] = v;
-        }
-      }
+    for_each_accumulator<MT, NT>(mrem, nrem, [&](int i, int j, int r, int row, int col) {
+      T* const cc = c + std::int64_t(col) * ldc + row;
+      T v = alpha * T(acc[i][j][r]);
+      if (!beta_is_zero) v = fma(beta, *cc, v);
+      *cc = v;
+    });
   }
 };
 
@@ -247,23 +258,12 @@ struct WarpMma<cdouble, M, MT, NT> {
   __device__ __forceinline__ void store(cdouble* c, std::int64_t ldc, std::int64_t mrem,
                                         std::int64_t nrem, cdouble alpha, cdouble beta,
                                         bool beta_is_zero) const {
-    const int lane = int(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int col = j * 8 + 2 * t + (r & 1);
-        if (col >= nrem) continue;
-        cdouble* cc = c + std::int64_t(col) * ldc;
-#pragma unroll
-        for (int i = 0; i < MT; ++i) {
-          const int row = i * 16 + g + 8 * (r >> 1);
-          if (row >= mrem) continue;
-          cdouble v = thread::mul(alpha, cdouble{re[i][j][r], im[i][j][r]});
-          if (!beta_is_zero) v = thread::madd(beta, cc[row], v);
-          cc[row] = v;
-        }
-      }
+    for_each_accumulator<MT, NT>(mrem, nrem, [&](int i, int j, int r, int row, int col) {
+      cdouble* const cc = c + std::int64_t(col) * ldc + row;
+      cdouble v = thread::mul(alpha, cdouble{re[i][j][r], im[i][j][r]});
+      if (!beta_is_zero) v = thread::madd(beta, *cc, v);
+      *cc = v;
+    });
   }
 };
 
