@@ -471,23 +471,42 @@ template <> struct TileConfig<double, ExpTag2> : TileDims<64, 64, 8, 4, 4, 2> {}
 template <> struct TileConfig<float, ExpTag2> : TileDims<128, 128, 16, 8, 8, 2> {};
 }  // namespace egpu::kernels
 
+// A square N x N x N product on random device operands (column-major,
+// ld = N, alpha = 1, beta = 0), for the timing passes.
+template <class T>
+struct SquareProblem {
+  T *a = nullptr, *b = nullptr, *c = nullptr;
+  GemmArgs<T> g;
+  double flops;
+  explicit SquareProblem(i64 N) : flops((is_complex<T>::value ? 8.0 : 2.0) * double(N) * N * N) {
+    CK(cudaMalloc(&a, N * N * sizeof(T)));
+    CK(cudaMalloc(&b, N * N * sizeof(T)));
+    CK(cudaMalloc(&c, N * N * sizeof(T)));
+    fill(a, N, N, N);
+    fill(b, N, N, N);
+    fill(c, N, N, N);
+    g.m = g.n = g.k = N;
+    g.a = a; g.b = b; g.c = c;
+    g.lda = g.ldb = g.ldc = N;
+    g.alpha = from64<T>({1, 0});
+    g.beta = from64<T>({0, 0});
+    g.beta_is_zero = true;
+  }
+  ~SquareProblem() {
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    CK(cudaFree(c));
+  }
+  SquareProblem(const SquareProblem&) = delete;
+  SquareProblem& operator=(const SquareProblem&) = delete;
+};
+
 template <class T>
 void time_scalar(i64 N, bool variants) {
-  const double flops = (is_complex<T>::value ? 8.0 : 2.0) * double(N) * N * N;
-  T *a, *b, *c;
-  CK(cudaMalloc(&a, N * N * sizeof(T)));
-  CK(cudaMalloc(&b, N * N * sizeof(T)));
-  CK(cudaMalloc(&c, N * N * sizeof(T)));
-  fill(a, N, N, N);
-  fill(b, N, N, N);
-  fill(c, N, N, N);
-  GemmArgs<T> g;
-  g.m = g.n = g.k = N;
-  g.a = a; g.b = b; g.c = c;
-  g.lda = g.ldb = g.ldc = N;
-  g.alpha = from64<T>({1, 0});
-  g.beta = from64<T>({0, 0});
-  g.beta_is_zero = true;
+  SquareProblem<T> sq(N);
+  const double flops = sq.flops;
+  T *const a = sq.a, *const b = sq.b, *const c = sq.c;
+  GemmArgs<T>& g = sq.g;
   const int reps = 7;
   const double ours = median_ms<T>([&] { gemm_tiled(g, nullptr); }, reps);
   CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
@@ -519,9 +538,6 @@ void time_scalar(i64 N, bool variants) {
                   (long long)N, flops / t1 * 1e-9, flops / t2 * 1e-9);
     }
   }
-  CK(cudaFree(a));
-  CK(cudaFree(b));
-  CK(cudaFree(c));
 }
 
 // ---- tensor-core configurations: shapes, layouts, math modes ----------------------
@@ -638,20 +654,10 @@ template <MathMode M> struct MmaTileConfig<float, MmaExp3, M> : MmaDims<128, 128
 
 template <class T, MathMode M>
 void time_mma_exp(i64 N, Layout la, Layout lb) {
-  const double flops = (is_complex<T>::value ? 8.0 : 2.0) * double(N) * N * N;
-  T *a, *b, *c;
-  CK(cudaMalloc(&a, N * N * sizeof(T)));
-  CK(cudaMalloc(&b, N * N * sizeof(T)));
-  CK(cudaMalloc(&c, N * N * sizeof(T)));
-  fill(a, N, N, N);
-  fill(b, N, N, N);
-  GemmArgs<T> g;
-  g.m = g.n = g.k = N;
-  g.a = a; g.b = b; g.c = c;
-  g.lda = g.ldb = g.ldc = N;
+  SquareProblem<T> sq(N);
+  const double flops = sq.flops;
+  GemmArgs<T>& g = sq.g;
   g.a_layout = la; g.b_layout = lb;
-  g.alpha = from64<T>({1, 0});
-  g.beta = from64<T>({0, 0});
   g.math = M;
   const double t0 = median_ms<T>([&] { device::launch_mma<T, TensorLargeTag, M>(g, nullptr); }, 5);
   const double t1 = median_ms<T>([&] { device::launch_mma<T, MmaExp1, M>(g, nullptr); }, 5);
@@ -661,9 +667,6 @@ void time_mma_exp(i64 N, Layout la, Layout lb) {
               Tr<T>::name, int(M), (long long)N, la == Layout::row_major ? 'T' : 'N',
               lb == Layout::row_major ? 'T' : 'N', flops / t0 * 1e-9, flops / t1 * 1e-9,
               flops / t2 * 1e-9, flops / t3 * 1e-9);
-  CK(cudaFree(a));
-  CK(cudaFree(b));
-  CK(cudaFree(c));
 }
 
 void time_tensor() {
@@ -857,19 +860,9 @@ Stats check_variant(bool quick) {
 
 template <class T>
 void time_simt_variants(i64 N) {
-  const double flops = (is_complex<T>::value ? 8.0 : 2.0) * double(N) * N * N;
-  T *a, *b, *c;
-  CK(cudaMalloc(&a, N * N * sizeof(T)));
-  CK(cudaMalloc(&b, N * N * sizeof(T)));
-  CK(cudaMalloc(&c, N * N * sizeof(T)));
-  fill(a, N, N, N);
-  fill(b, N, N, N);
-  GemmArgs<T> g;
-  g.m = g.n = g.k = N;
-  g.a = a; g.b = b; g.c = c;
-  g.lda = g.ldb = g.ldc = N;
-  g.alpha = from64<T>({1, 0});
-  g.beta = from64<T>({0, 0});
+  SquareProblem<T> sq(N);
+  const double flops = sq.flops;
+  GemmArgs<T>& g = sq.g;
   auto show = [&](const char* name, double ms) {
     std::printf("SIMT %-7s N=%5lld NN variant %-8s %6.2f TFLOP/s\n", Tr<T>::name, (long long)N, name,
                 flops / ms * 1e-9);
@@ -882,9 +875,6 @@ void time_simt_variants(i64 N) {
   show("wide", time_tag<T, SimtExpWide>(g));
   if constexpr (std::is_same_v<T, float>) show("wide2", time_tag<T, SimtExpWide2>(g));
   show("large", time_tag<T, LargeTag>(g));  // again: the spread between repeats
-  CK(cudaFree(a));
-  CK(cudaFree(b));
-  CK(cudaFree(c));
 }
 
 template <class T>

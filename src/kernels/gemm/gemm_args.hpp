@@ -43,8 +43,9 @@ struct GemmArgs {
 // Which tile configuration of the family runs a launch; chosen by shape,
 // scalar and math mode when automatic. large / small: SIMT FMA kernels;
 // tensor_large / tensor_small: mma.sync kernels (DMMA for double and
-// complex<double>, TF32 or tf32x3 for float by `math`; complex<float> has
-// none and runs large / small instead). split_k: one short side and long
+// complex<double> on sm_90 and later, TF32 or tf32x3 for float by `math`);
+// where T and math have none (complex<float>, exact float, fp64 before
+// sm_90) they run large / small instead. split_k: one short side and long
 // k, k cut into slices across blocks by shape and SM count, partial sums
 // reduced into C (device/gemm_split_k.cuh); SIMT scalars and modes: the
 // skinny SIMT tile (float 256 x 64, complex<float> 128 x 64) with the

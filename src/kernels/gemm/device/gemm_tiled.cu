@@ -24,6 +24,17 @@ int sm_count() {
   return sms;
 }
 
+// The current device's compute capability, major * 10 + minor.
+int compute_capability() {
+  int dev = 0, major = 0, minor = 0;
+  runtime::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+  runtime::cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
+                      "cudaDeviceGetAttribute(computeCapabilityMajor)");
+  runtime::cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev),
+                      "cudaDeviceGetAttribute(computeCapabilityMinor)");
+  return major * 10 + minor;
+}
+
 }  // namespace
 
 const char* config_name(GemmConfig config) {
@@ -38,11 +49,13 @@ const char* config_name(GemmConfig config) {
   return "unknown";
 }
 
-// Whether T under `math` runs on the tensor-core configurations: double and
-// complex<double> always (DMMA), float in the tf32 / tf32x3 modes.
+// Whether T under `math` runs on the tensor-core configurations of the
+// current device: double and complex<double> on sm_90 and later (the fp64
+// m16n8 mma shapes), float in the tf32 / tf32x3 modes (TF32 mma, sm_80, the
+// oldest architecture built). Otherwise the FFMA configurations run.
 template <class T>
 bool uses_tensor_cores(MathMode math) {
-  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, cdouble>) return true;
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, cdouble>) return compute_capability() >= 90;
   if constexpr (std::is_same_v<T, float>) return math != MathMode::exact;
   return false;
 }
@@ -57,20 +70,19 @@ std::vector<GemmConfig> selectable_configs(MathMode math) {
 template <class T>
 void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   if (args.m <= 0 || args.n <= 0) return;  // nothing to write
-  if constexpr (std::is_same_v<T, cfloat>) {  // no tensor-core kernel: the SIMT ones
-    if (config == GemmConfig::tensor_large) config = GemmConfig::large;
-    if (config == GemmConfig::tensor_small) config = GemmConfig::small;
-  } else {
-    const bool tensor = uses_tensor_cores<T>(args.math);
-    if (config == GemmConfig::automatic && tensor)
-      config = device::choose_mma_config(args, sm_count());
-    // split_k of a tensor-core scalar and mode cuts the tensor_small configuration.
-    if (config == GemmConfig::tensor_large || config == GemmConfig::tensor_small ||
-        (tensor && config == GemmConfig::split_k)) {
-      device::gemm_mma<T>(args, static_cast<cudaStream_t>(stream), config, sm_count());
-      return;
+  if constexpr (!std::is_same_v<T, cfloat>) {  // complex<float> has no tensor-core configurations
+    if (uses_tensor_cores<T>(args.math)) {
+      if (config == GemmConfig::automatic) config = device::choose_mma_config(args, sm_count());
+      // split_k of a tensor-core scalar and mode cuts the tensor_small configuration.
+      if (config == GemmConfig::tensor_large || config == GemmConfig::tensor_small || config == GemmConfig::split_k) {
+        device::gemm_mma<T>(args, static_cast<cudaStream_t>(stream), config, sm_count());
+        return;
+      }
     }
   }
+  // Without tensor cores for T and math: the FFMA configurations of the same shapes.
+  if (config == GemmConfig::tensor_large) config = GemmConfig::large;
+  if (config == GemmConfig::tensor_small) config = GemmConfig::small;
   if (config == GemmConfig::automatic) config = device::choose_tiled_config(args, sm_count());
   const auto s = static_cast<cudaStream_t>(stream);
   if (config == GemmConfig::split_k) {

@@ -10,26 +10,34 @@
 
 namespace egpu::kernels::warp {
 
-// d += a * b, fp64 (DMMA, sm_90).
+// d += a * b, fp64 (DMMA; the m16n8 shapes need sm_90).
 __device__ __forceinline__ void mma_f64_16x8x8(double (&d)[4], const double (&a)[4],
                                                const double (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();  // no fp64 m16n8 shapes before sm_90; the host does not launch these there
+#else
   asm volatile(
       "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
       "{%8,%9}, {%0,%1,%2,%3};\n"
       : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
       : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#endif
 }
 
 // d += a * b, fp64, k = 16: A elements e = 0..7 at (g + 8 (e & 1), t + 4 (e >> 1)),
 // B elements e = 0..3 at (t + 4e, g).
 __device__ __forceinline__ void mma_f64_16x8x16(double (&d)[4], const double (&a)[8],
                                                 const double (&b)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();  // no fp64 m16n8 shapes before sm_90; the host does not launch these there
+#else
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
       "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
       : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
       : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
         "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#endif
 }
 
 // d += a * b, TF32 inputs, fp32 accumulation (HMMA, sm_80+).
