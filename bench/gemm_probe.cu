@@ -11,7 +11,9 @@
 //   ./build-probe/gemm_probe --quick   small correctness pass only (for compute-sanitizer)
 //   ./build-probe/gemm_probe --time    timing only
 //   ./build-probe/gemm_probe --tensor  tensor-core timing and float accuracy only
+//   ./build-probe/gemm_probe --check   the full checks only (no timing)
 //   ./build-probe/gemm_probe --check --only double   the full checks of one scalar
+//   ./build-probe/gemm_probe --cz-exp  complex<double> skinny candidates vs cuBLAS ZGEMM
 //   ./build-probe/gemm_probe --simt    split-k checks + SIMT and awkward-shape timings
 //   ./build-probe/gemm_probe --simt-quick  the split-k checks only, fewer cases
 // Exits nonzero on any correctness failure.
@@ -37,6 +39,7 @@
 
 #include "kernels/gemm/device/gemm_tiled_launch.cuh"
 #include "kernels/gemm/device/gemm_mma_launch.cuh"
+#include "kernels/gemm/device/gemm_mma.hpp"
 #include "kernels/gemm/gemm_args.hpp"
 
 using namespace egpu::kernels;
@@ -471,39 +474,45 @@ template <> struct TileConfig<double, ExpTag2> : TileDims<64, 64, 8, 4, 4, 2> {}
 template <> struct TileConfig<float, ExpTag2> : TileDims<128, 128, 16, 8, 8, 2> {};
 }  // namespace egpu::kernels
 
-// A square N x N x N product on random device operands (column-major,
-// ld = N, alpha = 1, beta = 0), for the timing passes.
+// An m x n x k product on random device operands (op(A) in layout la, op(B)
+// in lb, C column-major, tight leading dimensions, alpha = 1, beta = 0), for
+// the timing passes.
 template <class T>
-struct SquareProblem {
+struct DeviceProblem {
   T *a = nullptr, *b = nullptr, *c = nullptr;
   GemmArgs<T> g;
   double flops;
-  explicit SquareProblem(i64 N) : flops((is_complex<T>::value ? 8.0 : 2.0) * double(N) * N * N) {
-    CK(cudaMalloc(&a, N * N * sizeof(T)));
-    CK(cudaMalloc(&b, N * N * sizeof(T)));
-    CK(cudaMalloc(&c, N * N * sizeof(T)));
-    fill(a, N, N, N);
-    fill(b, N, N, N);
-    fill(c, N, N, N);
-    g.m = g.n = g.k = N;
+  DeviceProblem(i64 m, i64 n, i64 k, Layout la = Layout::col_major, Layout lb = Layout::col_major)
+      : flops((is_complex<T>::value ? 8.0 : 2.0) * double(m) * n * k) {
+    const bool ra = la == Layout::row_major, rb = lb == Layout::row_major;
+    const i64 a_rows = ra ? k : m, a_cols = ra ? m : k, b_rows = rb ? n : k, b_cols = rb ? k : n;
+    CK(cudaMalloc(&a, a_rows * a_cols * sizeof(T)));
+    CK(cudaMalloc(&b, b_rows * b_cols * sizeof(T)));
+    CK(cudaMalloc(&c, m * n * sizeof(T)));
+    fill(a, a_rows, a_cols, a_rows);
+    fill(b, b_rows, b_cols, b_rows);
+    fill(c, m, n, m);
+    g.m = m; g.n = n; g.k = k;
     g.a = a; g.b = b; g.c = c;
-    g.lda = g.ldb = g.ldc = N;
+    g.lda = a_rows; g.ldb = b_rows; g.ldc = m;
+    g.a_layout = la; g.b_layout = lb;
     g.alpha = from64<T>({1, 0});
     g.beta = from64<T>({0, 0});
     g.beta_is_zero = true;
   }
-  ~SquareProblem() {
+  explicit DeviceProblem(i64 N) : DeviceProblem(N, N, N) {}
+  ~DeviceProblem() {
     CK(cudaFree(a));
     CK(cudaFree(b));
     CK(cudaFree(c));
   }
-  SquareProblem(const SquareProblem&) = delete;
-  SquareProblem& operator=(const SquareProblem&) = delete;
+  DeviceProblem(const DeviceProblem&) = delete;
+  DeviceProblem& operator=(const DeviceProblem&) = delete;
 };
 
 template <class T>
 void time_scalar(i64 N, bool variants) {
-  SquareProblem<T> sq(N);
+  DeviceProblem<T> sq(N);
   const double flops = sq.flops;
   T *const a = sq.a, *const b = sq.b, *const c = sq.c;
   GemmArgs<T>& g = sq.g;
@@ -546,23 +555,11 @@ void time_scalar(i64 N, bool variants) {
 template <class T>
 void time_shape(i64 m, i64 n, i64 k, Layout la, Layout lb, MathMode math, const char* label,
                 GemmConfig cfg = GemmConfig::automatic) {
-  const double flops = (is_complex<T>::value ? 8.0 : 2.0) * double(m) * n * k;
+  DeviceProblem<T> pr(m, n, k, la, lb);
+  const double flops = pr.flops;
   const bool ra = la == Layout::row_major, rb = lb == Layout::row_major;
-  const i64 a_rows = ra ? k : m, a_cols = ra ? m : k, b_rows = rb ? n : k, b_cols = rb ? k : n;
-  T *a, *b, *c;
-  CK(cudaMalloc(&a, a_rows * a_cols * sizeof(T)));
-  CK(cudaMalloc(&b, b_rows * b_cols * sizeof(T)));
-  CK(cudaMalloc(&c, m * n * sizeof(T)));
-  fill(a, a_rows, a_cols, a_rows);
-  fill(b, b_rows, b_cols, b_rows);
-  fill(c, m, n, m);
-  GemmArgs<T> g;
-  g.m = m; g.n = n; g.k = k;
-  g.a = a; g.b = b; g.c = c;
-  g.lda = a_rows; g.ldb = b_rows; g.ldc = m;
-  g.a_layout = la; g.b_layout = lb;
-  g.alpha = from64<T>({1, 0});
-  g.beta = from64<T>({0, 0});
+  T *const a = pr.a, *const b = pr.b, *const c = pr.c;
+  GemmArgs<T>& g = pr.g;
   g.math = math;
   const double ours = median_ms<T>([&] { gemm_tiled(g, nullptr, cfg); }, 7);
   CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
@@ -578,9 +575,6 @@ void time_shape(i64 m, i64 n, i64 k, Layout la, Layout lb, MathMode math, const 
   std::printf("TTIME %-7s %-6s %5lldx%5lldx%5lld %c%c %-10s ours %7.2f TFLOP/s  cuBLAS %7.2f  ratio %.2f\n",
               Tr<T>::name, mname, (long long)m, (long long)n, (long long)k, ra ? 'T' : 'N',
               rb ? 'T' : 'N', label, flops / ours * 1e-9, flops / cub * 1e-9, cub / ours);
-  CK(cudaFree(a));
-  CK(cudaFree(b));
-  CK(cudaFree(c));
 }
 
 // Max |C - ref| over C for ours in `math` and for cuBLAS SGEMM (exact fp32), against the
@@ -642,10 +636,11 @@ namespace egpu::kernels {
 template <MathMode M> struct MmaTileConfig<double, MmaExp1, M> : MmaDims<128, 128, 16, 64, 32, 3, 1, 16> {};
 template <MathMode M> struct MmaTileConfig<double, MmaExp2, M> : MmaDims<128, 128, 32, 64, 32, 3, 1, 16> {};
 template <MathMode M> struct MmaTileConfig<double, MmaExp3, M> : MmaDims<128, 128, 16, 64, 32, 4, 1, 16> {};
-// complex<double>: bk 16; 32x32 warps (4 warps); 128x64 block of 32x16 warps (16 warps).
-template <MathMode M> struct MmaTileConfig<cdouble, MmaExp1, M> : MmaDims<64, 64, 16, 32, 16, 3, 1> {};
-template <MathMode M> struct MmaTileConfig<cdouble, MmaExp2, M> : MmaDims<64, 64, 8, 32, 32, 4, 1> {};
-template <MathMode M> struct MmaTileConfig<cdouble, MmaExp3, M> : MmaDims<128, 64, 8, 32, 16, 4, 1> {};
+// complex<double> skinny candidates (--cz-exp): 64x32 of 32x16 warps, 3 blocks; 64x64x16 of
+// 32x32 warps, 3 stages, 2 blocks; 32x64 of 16x32 warps, 3 blocks.
+template <MathMode M> struct MmaTileConfig<cdouble, MmaExp1, M> : MmaDims<64, 32, 8, 32, 16, 4, 3> {};
+template <MathMode M> struct MmaTileConfig<cdouble, MmaExp2, M> : MmaDims<64, 64, 16, 32, 32, 3, 2> {};
+template <MathMode M> struct MmaTileConfig<cdouble, MmaExp3, M> : MmaDims<32, 64, 8, 16, 32, 4, 3> {};
 // float: one block per SM (no register cap); 64x64 warps; bk 16 with 4 stages.
 template <MathMode M> struct MmaTileConfig<float, MmaExp1, M> : MmaDims<128, 128, 32, 64, 32, 3, 1> {};
 template <MathMode M> struct MmaTileConfig<float, MmaExp2, M> : MmaDims<128, 128, 32, 64, 64, 3, 1> {};
@@ -654,7 +649,7 @@ template <MathMode M> struct MmaTileConfig<float, MmaExp3, M> : MmaDims<128, 128
 
 template <class T, MathMode M>
 void time_mma_exp(i64 N, Layout la, Layout lb) {
-  SquareProblem<T> sq(N);
+  DeviceProblem<T> sq(N);
   const double flops = sq.flops;
   GemmArgs<T>& g = sq.g;
   g.a_layout = la; g.b_layout = lb;
@@ -667,6 +662,65 @@ void time_mma_exp(i64 N, Layout la, Layout lb) {
               Tr<T>::name, int(M), (long long)N, la == Layout::row_major ? 'T' : 'N',
               lb == Layout::row_major ? 'T' : 'N', flops / t0 * 1e-9, flops / t1 * 1e-9,
               flops / t2 * 1e-9, flops / t3 * 1e-9);
+}
+
+// --cz-exp: complex<double> skinny products (NN), automatic choice and candidate tiles with
+// `count` k-slices (1: plain) against cuBLAS ZGEMM on the same operands; each result's max
+// |C - C_cuBLAS| / max |C_cuBLAS| is printed beside it.
+template <class Tag>
+double cz_time(GemmArgs<cdouble>& g, int count) {
+  using S = MmaShape<cdouble, Tag, MathMode::exact>;
+  if (count < 2)
+    return median_ms<cdouble>([&] { device::launch_mma<cdouble, Tag, MathMode::exact>(g, nullptr); }, 9);
+  const i64 tiles = ((g.m + S::bm - 1) / S::bm) * ((g.n + S::bn - 1) / S::bn);
+  const device::KSlices plan =
+      device::plan_split_k(g.m, g.n, g.k, S::bm, S::bn, S::bk, int(count * tiles), 1);
+  return median_ms<cdouble>([&] {
+    device::gemm_split_k(g, plan, nullptr, [&](const GemmArgs<cdouble>& part, const device::KSlices& sl) {
+      device::launch_mma<cdouble, Tag, MathMode::exact>(part, nullptr, sl);
+    });
+  }, 9);
+}
+
+void cz_shape(i64 m, i64 n, i64 k) {
+  using Z = cdouble;
+  DeviceProblem<Z> pr(m, n, k);
+  const double flops = pr.flops;
+  Z *const a = pr.a, *const b = pr.b, *const c = pr.c;
+  GemmArgs<Z>& g = pr.g;
+  std::vector<Z> ref(m * n), got(m * n);
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  const double cub = median_ms<Z>([&] {
+    CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n), int(k), &g.alpha, a, int(m),
+                   b, int(k), &g.beta, c, int(m)));
+  }, 9);
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  CK(cudaMemcpy(ref.data(), c, m * n * sizeof(Z), cudaMemcpyDeviceToHost));
+  double scale = 0;
+  for (const Z& v : ref) scale = std::max(scale, abs64(to64(v)));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::printf("CZEXP %5lldx%5lldx%5lld NN cuBLAS %7.2f TFLOP/s  auto=%s\n", (long long)m,
+              (long long)n, (long long)k, flops / cub * 1e-9,
+              config_name(device::choose_mma_config(g, sms)));
+  auto line = [&](const char* name, double ms) {
+    CK(cudaMemcpy(got.data(), c, m * n * sizeof(Z), cudaMemcpyDeviceToHost));
+    double e = 0;
+    for (i64 t = 0; t < m * n; ++t)
+      e = std::max(e, abs64(C64{got[t].re - ref[t].re, got[t].im - ref[t].im}));
+    std::printf("CZEXP %5lldx%5lldx%5lld %-22s ours %7.2f TFLOP/s  ratio %.3f  rel.diff %.2e\n",
+                (long long)m, (long long)n, (long long)k, name, flops / ms * 1e-9, cub / ms,
+                e / scale);
+  };
+  line("automatic", median_ms<Z>([&] { gemm_tiled(g, nullptr); }, 9));
+  line("small 32x32 plain(old)", cz_time<TensorSmallTag>(g, 1));
+  line("small 32x32 z3", cz_time<TensorSmallTag>(g, 3));
+  line("large 64x64 z2", cz_time<TensorLargeTag>(g, 2));
+  line("large 64x64 z4", cz_time<TensorLargeTag>(g, 4));
+  line("exp1 64x32 z3", cz_time<MmaExp1>(g, 3));
+  line("exp2 64x64x16 z2", cz_time<MmaExp2>(g, 2));
+  line("exp3 32x64 z3", cz_time<MmaExp3>(g, 3));
+  line("exp3 32x64 z2", cz_time<MmaExp3>(g, 2));
 }
 
 void time_tensor() {
@@ -860,7 +914,7 @@ Stats check_variant(bool quick) {
 
 template <class T>
 void time_simt_variants(i64 N) {
-  SquareProblem<T> sq(N);
+  DeviceProblem<T> sq(N);
   const double flops = sq.flops;
   GemmArgs<T>& g = sq.g;
   auto show = [&](const char* name, double ms) {
@@ -965,6 +1019,12 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%d SMs)\n", prop.name, prop.multiProcessorCount);
   CB(cublasCreate(&g_handle));
   CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  if (argc > 1 && !std::strcmp(argv[1], "--cz-exp")) {
+    cz_shape(8192, 64, 8192);
+    cz_shape(64, 8192, 8192);
+    CB(cublasDestroy(g_handle));
+    return 0;
+  }
   if (argc > 1 && !std::strcmp(argv[1], "--simt-profile")) {
     simt_profile();
     CB(cublasDestroy(g_handle));
@@ -996,6 +1056,11 @@ int main(int argc, char** argv) {
       return failures ? 1 : 0;
     }
     if (!quick && !check_huge()) failures++;
+    if (argc > 1 && !std::strcmp(argv[1], "--check")) {  // --check: the checks only, no timing
+      CB(cublasDestroy(g_handle));
+      std::printf("%s (%d failures)\n", failures ? "FAILED" : "ALL CHECKS PASSED", failures);
+      return failures ? 1 : 0;
+    }
   }
   const bool tensor_only = argc > 1 && !std::strcmp(argv[1], "--tensor");
   if (tensor_only) {
