@@ -387,10 +387,10 @@ void check_choices(const std::vector<std::string>& values, const std::vector<std
       throw std::invalid_argument(std::string("--") + option + ": unknown value \"" + v + "\" (" + list + ")");
 }
 
-bool print_help(Args& args, const char* usage) {
+bool print_help(Args& args, const char* usage, bool pipeline_options) {
   if (!args.flag("help")) return false;
   std::fputs(usage, stdout);
-  std::fputs(kPipelineOptionsUsage, stdout);
+  if (pipeline_options) std::fputs(kPipelineOptionsUsage, stdout);
   return true;
 }
 

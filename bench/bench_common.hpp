@@ -92,9 +92,9 @@ std::vector<egpu::PinGuard> pin_all(std::string& error, Matrices&... matrices) {
   return guards;
 }
 
-// --help: prints the subcommand's usage and the pipeline options; true
-// when it was asked for.
-bool print_help(Args& args, const char* usage);
+// --help: prints the subcommand's usage (and the egpu::Options flags of
+// the subcommands that pass them on); true when it was asked for.
+bool print_help(Args& args, const char* usage, bool pipeline_options = true);
 
 // Option checks shared by the subcommands: throw std::invalid_argument
 // naming the option and what it accepts.

@@ -443,10 +443,7 @@ std::string status(const Timing& t, double tolerance) {
 
 int run_gemm(int argc, char** argv) {
   Args args(argc, argv);
-  if (args.flag("help")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
+  if (print_help(args, kUsage, false)) return 0;
   const Settings settings = parse(args);
   const CsvChoice csv_choice = parse_csv_options(args);
   args.finish();

@@ -363,6 +363,28 @@ bool run_case(const Case& c, Stats& st, bool use_cublas) {
   return ok;
 }
 
+// Cases over every op(A) / op(B) layout and conj pair, `reps` each: f(c, r)
+// completes a Case whose layouts, conj flags and ld extras (drawn from
+// `extras`) are set, and runs it.
+template <class T, class F>
+void for_layouts_and_conj(int reps, const i64 (&extras)[4], F&& f) {
+  const int nconj = is_complex<T>::value ? 2 : 1;
+  for (int la = 0; la < 2; ++la)
+    for (int lb = 0; lb < 2; ++lb)
+      for (int ca = 0; ca < nconj; ++ca)
+        for (int cb = 0; cb < nconj; ++cb)
+          for (int r = 0; r < reps; ++r) {
+            Case c{};
+            c.lda_extra = extras[g_rng() % 4];
+            c.ldb_extra = extras[g_rng() % 4];
+            c.ldc_extra = extras[g_rng() % 4];
+            c.la = la ? Layout::row_major : Layout::col_major;
+            c.lb = lb ? Layout::row_major : Layout::col_major;
+            c.ca = ca; c.cb = cb;
+            f(c, r);
+          }
+}
+
 template <class T>
 Stats check_scalar(bool quick) {
   Stats st;
@@ -370,29 +392,16 @@ Stats check_scalar(bool quick) {
   const std::vector<i64> sizes_quick = {0, 1, 3, 7, 31, 33, 65, 129};
   const auto& sizes = quick ? sizes_quick : sizes_full;
   const i64 extras[] = {0, 1, 3, 7};
-  const int reps = quick ? 2 : 10;
-  const int nconj = is_complex<T>::value ? 2 : 1;
   auto pick = [&](const auto& v) { return v[g_rng() % v.size()]; };
-  for (int la = 0; la < 2; ++la)
-    for (int lb = 0; lb < 2; ++lb)
-      for (int ca = 0; ca < nconj; ++ca)
-        for (int cb = 0; cb < nconj; ++cb)
-          for (int r = 0; r < reps; ++r) {
-            Case c{};
-            c.m = pick(sizes); c.n = pick(sizes); c.k = pick(sizes);
-            if (r == 0) { c.m = 129; c.n = 65; c.k = 257; }  // every combination hits edges
-            c.lda_extra = extras[g_rng() % 4];
-            c.ldb_extra = extras[g_rng() % 4];
-            c.ldc_extra = extras[g_rng() % 4];
-            c.la = la ? Layout::row_major : Layout::col_major;
-            c.lb = lb ? Layout::row_major : Layout::col_major;
-            c.ca = ca; c.cb = cb;
-            c.unaligned = g_rng() % 3 == 0;
-            c.beta_zero = g_rng() % 2 == 0;
-            c.cfg = GemmConfig(g_rng() % 6);  // automatic .. split_k
-            if (std::is_same_v<T, float>) c.math = MathMode(g_rng() % 3);
-            run_case<T>(c, st, !quick);
-          }
+  for_layouts_and_conj<T>(quick ? 2 : 10, extras, [&](Case& c, int r) {
+    c.m = pick(sizes); c.n = pick(sizes); c.k = pick(sizes);
+    if (r == 0) { c.m = 129; c.n = 65; c.k = 257; }  // every combination hits edges
+    c.unaligned = g_rng() % 3 == 0;
+    c.beta_zero = g_rng() % 2 == 0;
+    c.cfg = GemmConfig(g_rng() % 6);  // automatic .. split_k
+    if (std::is_same_v<T, float>) c.math = MathMode(g_rng() % 3);
+    run_case<T>(c, st, !quick);
+  });
   if (!quick) {
     // Aligned, vector-friendly interior shapes through every configuration
     // (and every math mode of float).
@@ -768,30 +777,17 @@ Stats check_split_k(bool quick) {
   const std::vector<i64> longs = {129, 300, 1000, 2049};
   const std::vector<i64> ks = quick ? std::vector<i64>{513, 700} : std::vector<i64>{512, 700, 1031, 4099};
   const i64 extras[] = {0, 1, 3, 4};
-  const int nconj = is_complex<T>::value ? 2 : 1;
-  const int reps = quick ? 1 : 4;
   auto pick = [&](const auto& v) { return v[g_rng() % v.size()]; };
-  for (int la = 0; la < 2; ++la)
-    for (int lb = 0; lb < 2; ++lb)
-      for (int ca = 0; ca < nconj; ++ca)
-        for (int cb = 0; cb < nconj; ++cb)
-          for (int r = 0; r < reps; ++r) {
-            Case c{};
-            const bool tall = g_rng() % 2 == 0;  // short side along n, else along m
-            c.m = tall ? pick(longs) : pick(shorts);
-            c.n = tall ? pick(shorts) : pick(longs);
-            c.k = pick(ks);
-            c.lda_extra = extras[g_rng() % 4];
-            c.ldb_extra = extras[g_rng() % 4];
-            c.ldc_extra = extras[g_rng() % 4];
-            c.la = la ? Layout::row_major : Layout::col_major;
-            c.lb = lb ? Layout::row_major : Layout::col_major;
-            c.ca = ca; c.cb = cb;
-            c.unaligned = g_rng() % 3 == 0;
-            c.beta_zero = g_rng() % 2 == 0;
-            c.cfg = r % 2 ? GemmConfig::split_k : GemmConfig::automatic;
-            run_case<T>(c, st, !quick);
-          }
+  for_layouts_and_conj<T>(quick ? 1 : 4, extras, [&](Case& c, int r) {
+    const bool tall = g_rng() % 2 == 0;  // short side along n, else along m
+    c.m = tall ? pick(longs) : pick(shorts);
+    c.n = tall ? pick(shorts) : pick(longs);
+    c.k = pick(ks);
+    c.unaligned = g_rng() % 3 == 0;
+    c.beta_zero = g_rng() % 2 == 0;
+    c.cfg = r % 2 ? GemmConfig::split_k : GemmConfig::automatic;
+    run_case<T>(c, st, !quick);
+  });
   // Exactly one slice per tile row and slices of unequal length.
   for (int t = 0; t < 2; ++t) {
     Case c{t ? 64 : 4096, t ? 4096 : 64, 8195, 0, 0, 0, Layout::col_major, Layout::col_major,
@@ -886,28 +882,15 @@ Stats check_variant(bool quick) {
   };
   const std::vector<i64> sizes = {1, 7, 33, 129, 255, 257, 300};
   const i64 extras[] = {0, 1, 3, 4};
-  const int nconj = is_complex<T>::value ? 2 : 1;
-  const int reps = quick ? 1 : 3;
   auto pick = [&](const auto& v) { return v[g_rng() % v.size()]; };
-  for (int la = 0; la < 2; ++la)
-    for (int lb = 0; lb < 2; ++lb)
-      for (int ca = 0; ca < nconj; ++ca)
-        for (int cb = 0; cb < nconj; ++cb)
-          for (int r = 0; r < reps; ++r) {
-            Case c{};
-            c.m = pick(sizes); c.n = pick(sizes); c.k = pick(sizes);
-            if (r == 0) { c.m = 257; c.n = 300; c.k = 129; }
-            c.lda_extra = extras[g_rng() % 4];
-            c.ldb_extra = extras[g_rng() % 4];
-            c.ldc_extra = extras[g_rng() % 4];
-            c.la = la ? Layout::row_major : Layout::col_major;
-            c.lb = lb ? Layout::row_major : Layout::col_major;
-            c.ca = ca; c.cb = cb;
-            c.unaligned = r == 2;
-            c.beta_zero = g_rng() % 2 == 0;
-            c.cfg = GemmConfig::large;
-            run_case<T>(c, st, false);
-          }
+  for_layouts_and_conj<T>(quick ? 1 : 3, extras, [&](Case& c, int r) {
+    c.m = pick(sizes); c.n = pick(sizes); c.k = pick(sizes);
+    if (r == 0) { c.m = 257; c.n = 300; c.k = 129; }
+    c.unaligned = r == 2;
+    c.beta_zero = g_rng() % 2 == 0;
+    c.cfg = GemmConfig::large;
+    run_case<T>(c, st, false);
+  });
   case_launch<T> = nullptr;
   return st;
 }

@@ -17,13 +17,10 @@ class Pool {
     for (int t = 0; t < threads; ++t) m_workers.emplace_back([this] { work(); });
   }
   // Process-lifetime object (never destroyed: threads are detached at exit).
-  void submit(std::function<void()> task, Urgency urgency) {
+  void submit(std::function<void()> task) {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
-      if (urgency == Urgency::urgent)
-        m_tasks.push_front(std::move(task));
-      else
-        m_tasks.push_back(std::move(task));
+      m_tasks.push_back(std::move(task));
     }
     m_ready.notify_one();
   }
@@ -70,7 +67,7 @@ int hardware_threads() {
 }
 
 void parallel_for(std::int64_t count, int threads, std::int64_t grain,
-                  const std::function<void(std::int64_t, std::int64_t)>& body, Urgency urgency) {
+                  const std::function<void(std::int64_t, std::int64_t)>& body) {
   if (count <= 0) return;
   const std::int64_t by_grain = std::max<std::int64_t>(1, count / std::max<std::int64_t>(1, grain));
   const std::int64_t parts = std::clamp<std::int64_t>(std::min<std::int64_t>(threads, by_grain), 1,
@@ -95,7 +92,7 @@ void parallel_for(std::int64_t count, int threads, std::int64_t grain,
       std::lock_guard<std::mutex> lock(latch.mutex);
       if (error && !latch.error) latch.error = error;
       if (--latch.pending == 0) latch.done.notify_one();
-    }, urgency);
+    });
   }
   std::exception_ptr mine;
   try {

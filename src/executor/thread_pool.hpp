@@ -12,11 +12,8 @@ namespace egpu::executor {
 // contiguous ranges on the process-wide pool (the caller takes one range
 // itself); returns when all are done. Ranges of fewer than `grain` items
 // are not split further. Exceptions from body are rethrown here.
-// Urgent work (packing uploads, which gate the kernels) is queued ahead of
-// other waiting work (unpacking downloads, which only gate slot reuse).
-enum class Urgency { normal, urgent };
 void parallel_for(std::int64_t count, int threads, std::int64_t grain,
-                  const std::function<void(std::int64_t, std::int64_t)>& body, Urgency urgency = Urgency::normal);
+                  const std::function<void(std::int64_t, std::int64_t)>& body);
 
 // The pool's size: every hardware thread.
 int hardware_threads();

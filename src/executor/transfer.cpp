@@ -63,7 +63,6 @@ struct LineView {
 // (line-major, c.count per line), over the staging threads. to_slot: pack.
 template <class T>
 void copy_chunk_host(const LineView<T>& view, const Chunk& c, T* slot, bool to_slot, bool conjugate, int threads) {
-  const Urgency urgency = to_slot ? Urgency::urgent : Urgency::normal;
   parallel_for(c.lines * c.count, threads, kGrainElements, [&](std::int64_t q0, std::int64_t q1) {
     while (q0 < q1) {
       const std::int64_t line = q0 / c.count, pos = q0 % c.count;
@@ -82,7 +81,7 @@ void copy_chunk_host(const LineView<T>& view, const Chunk& c, T* slot, bool to_s
       }
       q0 += run;
     }
-  }, urgency);
+  });
 }
 
 // DMA of one chunk between a device tile and host memory whose lines are

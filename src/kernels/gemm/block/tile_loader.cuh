@@ -1,12 +1,12 @@
 // Global -> register -> shared loader for one operand tile of the block.
 //
-// An operand is seen as a BX x BK tile of a matrix whose element (x, p) lies
-// at ptr[x * sx + p * sp] (x along m for A, along n for B; p along k). One
-// of the two strides is 1 (the layouts of gemm_args.hpp):
-//   x_contig (sx == 1): A col_major, B row_major -> copied as is;
-//   k_contig (sp == 1): A row_major, B col_major -> transposed on the way.
-// XC = 1 / 0 fixes x_contig / k_contig at compile time (the other stride
-// argument is then ignored); XC = -1 takes the run-time flag.
+// An operand is seen as a BX x BK tile of a matrix (x along m for A, along
+// n for B; p along k) with leading dimension ld, in one of two layouts fixed
+// at compile time (the layouts of gemm_args.hpp):
+//   XC (x-contiguous, (x, p) at ptr[x + p * ld]): A col_major, B row_major
+//      -> copied as is;
+//   !XC (k-contiguous, (x, p) at ptr[x * ld + p]): A row_major, B col_major
+//      -> transposed on the way.
 // Shared memory always holds the tile k-major, S[p][x], so that the
 // micro-tile reads contiguous x for one p (see thread/micro_tile.cuh).
 //
@@ -26,7 +26,7 @@ namespace egpu::kernels::block {
 
 constexpr int cmin(int a, int b) { return a < b ? a : b; }
 
-template <class T, int BX, int BK, int THREADS, int XC = -1>
+template <class T, int BX, int BK, int THREADS, bool XC>
 struct TileLoader {
   static constexpr int per_thread = BX * BK / THREADS;
   static constexpr int vec_max = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
@@ -36,16 +36,14 @@ struct TileLoader {
 
   const T* src[NV];       // this thread's vector origins at the current k tile
   int x_left;             // rows (x) of the matrix from the tile origin, clamped to [0, BX]
-  bool x_contig_rt, vec, conj;
+  bool vec, conj;
   T reg[NV][V];
-
-  __device__ __forceinline__ bool x_contig() const { return XC < 0 ? x_contig_rt : XC == 1; }
 
   // Tile-local coordinates of vector v of this thread (recomputed, not kept:
   // registers are the scarce resource of the kernel).
   __device__ __forceinline__ void coords(int v, int& xl, int& pl) const {
     const int q = int(threadIdx.x) + v * THREADS;
-    if (x_contig()) {
+    if constexpr (XC) {
       pl = q / (BX / V);
       xl = (q % (BX / V)) * V;
     } else {
@@ -54,10 +52,9 @@ struct TileLoader {
     }
   }
 
-  __device__ __forceinline__ TileLoader(const T* ptr, std::int64_t sx, std::int64_t sp,
-                                        std::int64_t x_total, std::int64_t x0, bool x_contig_,
-                                        bool vec_, bool conj_)
-      : x_contig_rt(x_contig_), vec(vec_), conj(conj_) {
+  __device__ __forceinline__ TileLoader(const T* ptr, std::int64_t ld, std::int64_t x_total,
+                                        std::int64_t x0, bool vec_, bool conj_)
+      : vec(vec_), conj(conj_) {
     const std::int64_t left = x_total - x0;
     x_left = left >= BX ? BX : int(left);
 #pragma unroll
@@ -65,9 +62,7 @@ struct TileLoader {
       int xl, pl;
       coords(v, xl, pl);
       // Only dereferenced where in bounds (see load).
-      const std::int64_t sx_ = XC < 0 ? sx : XC == 1 ? 1 : sx;
-      const std::int64_t sp_ = XC < 0 ? sp : XC == 1 ? sp : 1;
-      src[v] = ptr + (x0 + xl) * sx_ + std::int64_t(pl) * sp_;
+      src[v] = XC ? ptr + (x0 + xl) + std::int64_t(pl) * ld : ptr + (x0 + xl) * ld + pl;
     }
   }
 
@@ -120,7 +115,7 @@ struct TileLoader {
       coords(v, xl, pl);
       const int xrem = x_left - xl;  // elements left along x from the vector origin
       // Last element of the vector in bounds <=> the whole vector is.
-      const bool full = x_contig() ? (xrem >= V && pl < krem) : (xrem > 0 && pl + V <= krem);
+      const bool full = XC ? (xrem >= V && pl < krem) : (xrem > 0 && pl + V <= krem);
       if (vec && full) {
         const auto pk = *reinterpret_cast<const thread::Pack<T, V>*>(src[v]);
 #pragma unroll
@@ -128,7 +123,7 @@ struct TileLoader {
       } else {
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const bool ok = x_contig() ? (xrem > e && pl < krem) : (xrem > 0 && pl + e < krem);
+          const bool ok = XC ? (xrem > e && pl < krem) : (xrem > 0 && pl + e < krem);
           reg[v][e] = ok ? src[v][e] : thread::zero<T>();
         }
       }
@@ -143,7 +138,7 @@ struct TileLoader {
     for (int v = 0; v < NV; ++v) {
       int xl, pl;
       coords(v, xl, pl);
-      if (x_contig()) {
+      if constexpr (XC) {
         thread::Pack<T, V> pk;
 #pragma unroll
         for (int e = 0; e < V; ++e) pk.v[e] = thread::conj_if(reg[v][e], conj);

@@ -12,9 +12,10 @@ namespace egpu::kernels::device {
 // Runs the tensor-core configuration `config`: tensor_large, tensor_small, or
 // split_k (tensor_small cut along k by device/gemm_split_k.cuh; a plain
 // tensor_small where the shape gives fewer than two slices). double and
-// cdouble use DMMA whatever args.math says; float uses TF32 with
-// math == tf32 and the split tf32x3 products otherwise (exact asks for the
-// most accurate tensor-core mode). `sms`: multiprocessors of the device.
+// cdouble use DMMA whatever args.math says (sm_90 and later: gemm_tiled
+// only calls this there); float uses TF32 with math == tf32 and the split
+// tf32x3 products otherwise (gemm_tiled never sends exact float here).
+// `sms`: multiprocessors of the device.
 // Requires m, n > 0.
 template <class T>
 void gemm_mma(const GemmArgs<T>& args, cudaStream_t stream, GemmConfig config, int sms);

@@ -70,12 +70,13 @@ std::vector<GemmConfig> selectable_configs(MathMode math) {
 template <class T>
 void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   if (args.m <= 0 || args.n <= 0) return;  // nothing to write
+  const int sms = sm_count();
   if constexpr (!std::is_same_v<T, cfloat>) {  // complex<float> has no tensor-core configurations
     if (uses_tensor_cores<T>(args.math)) {
-      if (config == GemmConfig::automatic) config = device::choose_mma_config(args, sm_count());
+      if (config == GemmConfig::automatic) config = device::choose_mma_config(args, sms);
       // split_k of a tensor-core scalar and mode cuts the tensor_small configuration.
       if (config == GemmConfig::tensor_large || config == GemmConfig::tensor_small || config == GemmConfig::split_k) {
-        device::gemm_mma<T>(args, static_cast<cudaStream_t>(stream), config, sm_count());
+        device::gemm_mma<T>(args, static_cast<cudaStream_t>(stream), config, sms);
         return;
       }
     }
@@ -83,10 +84,10 @@ void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   // Without tensor cores for T and math: the FFMA configurations of the same shapes.
   if (config == GemmConfig::tensor_large) config = GemmConfig::large;
   if (config == GemmConfig::tensor_small) config = GemmConfig::small;
-  if (config == GemmConfig::automatic) config = device::choose_tiled_config(args, sm_count());
+  if (config == GemmConfig::automatic) config = device::choose_tiled_config(args, sms);
   const auto s = static_cast<cudaStream_t>(stream);
   if (config == GemmConfig::split_k) {
-    device::launch_tiled_split_k(args, s, sm_count());
+    device::launch_tiled_split_k(args, s, sms);
     return;
   }
   if (config == GemmConfig::large)

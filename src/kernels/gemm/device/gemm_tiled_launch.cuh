@@ -44,8 +44,9 @@ struct TiledLaunchExtras {
 template <class T, class Tag>
 void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchExtras& x = {}) {
   using S = TileShape<T, Tag>;
-  using LoaderA = block::TileLoader<T, S::bm, S::bk, S::threads>;
-  using LoaderB = block::TileLoader<T, S::bn, S::bk, S::threads>;
+  // The vector width does not depend on the layout.
+  using LoaderA = block::TileLoader<T, S::bm, S::bk, S::threads, true>;
+  using LoaderB = block::TileLoader<T, S::bn, S::bk, S::threads, true>;
 
   const int slices = x.slices.count > 1 ? x.slices.count : 1;
   kernel::GemmParams<T> p{};

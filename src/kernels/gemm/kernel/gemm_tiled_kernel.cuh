@@ -81,10 +81,8 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
   // gridDim.y is capped at 65535: the block walks the column tiles.
   for (std::int64_t tn = blockIdx.y; tn < n_tiles; tn += gridDim.y) {
     const std::int64_t n0 = tn * S::bn;
-    block::TileLoader<T, S::bm, S::bk, S::threads, A_XC> la(a, p.lda, p.lda, p.m, m0, A_XC,
-                                                            p.a_vec, p.conj_a);
-    block::TileLoader<T, S::bn, S::bk, S::threads, B_XC> lb(b, p.ldb, p.ldb, p.n, n0, B_XC,
-                                                            p.b_vec, p.conj_b);
+    block::TileLoader<T, S::bm, S::bk, S::threads, A_XC> la(a, p.lda, p.m, m0, p.a_vec, p.conj_a);
+    block::TileLoader<T, S::bn, S::bk, S::threads, B_XC> lb(b, p.ldb, p.n, n0, p.b_vec, p.conj_b);
     Micro acc;
     acc.clear();
     if (klen > 0) {
