@@ -850,26 +850,20 @@ void time_simt_shape(i64 m, i64 n, i64 k, Layout la, Layout lb, bool unaligned, 
 }
 
 // Experimental SIMT tile shapes timed beside the library's (not part of it).
-struct SimtExpV1 {};    // lane arrangement of version 1 (one warp column spans bm)
-struct SimtExpBk16 {};  // bk = 16
-struct SimtExpOcc1 {};  // one block per SM, no register cap below 255
-struct SimtExpFrag1 {}; // no register double-buffering of the fragments
-struct SimtExpJOut {};  // rank-1 update with columns outer
-struct SimtExpWide {};  // float 256x128 (16x8 per thread), complex 64x64 of 128 threads
-struct SimtExpWide2 {}; // float 128x256 (8x16 per thread)
+// Float: one block per SM, paired update order, early hand-over, paired lanes
+// and steady-state loop unless named (bench/NOTES-gemm.md, "SIMT version 3").
+struct SimtExpNoSteady {};  // the library's large tile without the steady-state loop
+struct SimtExpSq16 {};      // 128x128x16, 8x8 per thread, no steady-state loop
+struct SimtExpSq16St {};    // 128x128x16 with it
+struct SimtExpWideM {};     // 256x128x8, 16x8 per thread, 4x2 warps of 64x64
+struct SimtExpLanes {};     // complex<float>: the large tile with paired lanes
 namespace egpu::kernels {
-template <> struct TileConfig<float, SimtExpWide> : TileDims<256, 128, 8, 16, 8, 1, 4> {};
-template <> struct TileConfig<float, SimtExpWide2> : TileDims<128, 256, 8, 8, 16, 1, 2> {};
-template <> struct TileConfig<cfloat, SimtExpWide> : TileDims<64, 64, 8, 8, 4, 3, 2> {};
-template <> struct TileConfig<float, SimtExpV1> : TileDims<128, 128, 8, 8, 8, 2, 1> {};
-template <> struct TileConfig<float, SimtExpBk16> : TileDims<128, 128, 16, 8, 8, 2, 2> {};
-template <> struct TileConfig<float, SimtExpOcc1> : TileDims<128, 128, 8, 8, 8, 1, 2> {};
-template <> struct TileConfig<float, SimtExpFrag1> : TileDims<128, 128, 8, 8, 8, 2, 2, 1> {};
-template <> struct TileConfig<float, SimtExpJOut> : TileDims<128, 128, 8, 8, 8, 2, 2, 2, true> {};
-template <> struct TileConfig<cfloat, SimtExpV1> : TileDims<128, 64, 8, 8, 4, 2, 1> {};
-template <> struct TileConfig<cfloat, SimtExpOcc1> : TileDims<128, 64, 8, 8, 4, 1, 2> {};
-template <> struct TileConfig<cfloat, SimtExpFrag1> : TileDims<128, 64, 8, 8, 4, 2, 2, 1> {};
-template <> struct TileConfig<cfloat, SimtExpJOut> : TileDims<128, 64, 8, 8, 4, 2, 2, 2, true> {};
+using O = UpdateOrder;
+template <> struct TileConfig<float, SimtExpNoSteady> : TileDims<128, 256, 8, 8, 16, 1, 2, O::paired, true, true, false> {};
+template <> struct TileConfig<float, SimtExpSq16> : TileDims<128, 128, 16, 8, 8, 1, 2, O::paired, true, true, false> {};
+template <> struct TileConfig<float, SimtExpSq16St> : TileDims<128, 128, 16, 8, 8, 1, 2, O::paired, true, true, true> {};
+template <> struct TileConfig<float, SimtExpWideM> : TileDims<256, 128, 8, 16, 8, 1, 4, O::paired, true, true, true> {};
+template <> struct TileConfig<cfloat, SimtExpLanes> : TileDims<128, 64, 8, 8, 4, 1, 2, O::rows_outer, false, true> {};
 }  // namespace egpu::kernels
 
 // Correctness of one experimental tile shape: edge shapes, every layout,
@@ -895,23 +889,39 @@ Stats check_variant(bool quick) {
   return st;
 }
 
-template <class T>
+// Float variants against cuBLAS SGEMM (default math) and the library's large
+// tile, on one square size and every layout, all in one process.
 void time_simt_variants(i64 N) {
-  DeviceProblem<T> sq(N);
-  const double flops = sq.flops;
-  GemmArgs<T>& g = sq.g;
-  auto show = [&](const char* name, double ms) {
-    std::printf("SIMT %-7s N=%5lld NN variant %-8s %6.2f TFLOP/s\n", Tr<T>::name, (long long)N, name,
-                flops / ms * 1e-9);
-  };
-  show("large", time_tag<T, LargeTag>(g));
-  show("v1lanes", time_tag<T, SimtExpV1>(g));
-  show("occ1", time_tag<T, SimtExpOcc1>(g));
-  show("frag1", time_tag<T, SimtExpFrag1>(g));
-  show("jouter", time_tag<T, SimtExpJOut>(g));
-  show("wide", time_tag<T, SimtExpWide>(g));
-  if constexpr (std::is_same_v<T, float>) show("wide2", time_tag<T, SimtExpWide2>(g));
-  show("large", time_tag<T, LargeTag>(g));  // again: the spread between repeats
+  for (int lay = 0; lay < 4; ++lay) {
+    const Layout la = lay & 1 ? Layout::row_major : Layout::col_major;
+    const Layout lb = lay & 2 ? Layout::row_major : Layout::col_major;
+    DeviceProblem<float> sq(N, N, N, la, lb);
+    GemmArgs<float>& g = sq.g;
+    CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+    const double cub = median_ms<float>([&] {
+      CB(cublas_gemm(g_handle, lay & 1 ? CUBLAS_OP_T : CUBLAS_OP_N, lay & 2 ? CUBLAS_OP_T : CUBLAS_OP_N,
+                     int(N), int(N), int(N), &g.alpha, g.a, int(g.lda), g.b, int(g.ldb), &g.beta,
+                     g.c, int(g.ldc)));
+    }, 7);
+    CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+    auto show = [&](const char* name, double ms) {
+      std::printf("SIMTV float N=%5lld %c%c %-10s %6.2f TFLOP/s  vs cuBLAS %.3f\n", (long long)N,
+                  lay & 1 ? 'T' : 'N', lay & 2 ? 'T' : 'N', name, sq.flops / ms * 1e-9, cub / ms);
+    };
+    show("cuBLAS", cub);
+    show("large", time_tag<float, LargeTag>(g));
+    show("nosteady", time_tag<float, SimtExpNoSteady>(g));
+    show("sq16", time_tag<float, SimtExpSq16>(g));
+    show("sq16st", time_tag<float, SimtExpSq16St>(g));
+    show("widem", time_tag<float, SimtExpWideM>(g));
+    show("large", time_tag<float, LargeTag>(g));  // again: the spread between repeats
+    if (N == 4096) {  // complex<float> large tile with and without paired lanes
+      DeviceProblem<cfloat> cq(N, N, N, la, lb);
+      const double t0 = time_tag<cfloat, LargeTag>(cq.g), t1 = time_tag<cfloat, SimtExpLanes>(cq.g);
+      std::printf("SIMTC cfloat N=%5lld %c%c large %6.2f  lanes %6.2f TFLOP/s\n", (long long)N,
+                  lay & 1 ? 'T' : 'N', lay & 2 ? 'T' : 'N', cq.flops / t0 * 1e-9, cq.flops / t1 * 1e-9);
+    }
+  }
 }
 
 template <class T>
@@ -930,40 +940,20 @@ void time_simt_scalar() {
   time_simt_shape<T>(8192, 8192, 64, C, C, false, "k=64");
 }
 
-// --simt-profile: one launch each of ours and cuBLAS (default math) for
-// float and cfloat at 4096, after all the fills (for ncu --launch-skip 4).
-template <class T>
-void profile_pair(T* a, T* b, T* c, i64 N) {
-  GemmArgs<T> g;
-  g.m = g.n = g.k = N;
-  g.a = a; g.b = b; g.c = c;
-  g.lda = g.ldb = g.ldc = N;
-  g.alpha = from64<T>({1, 0});
-  g.beta = from64<T>({0, 0});
-  gemm_tiled(g, nullptr);
-  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-  CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(N), int(N), &g.alpha, a, int(N),
-                 b, int(N), &g.beta, c, int(N)));
-  CK(cudaDeviceSynchronize());
-}
+// --simt-profile: one launch each of the library's float large tile, the
+// same without the steady-state loop and cuBLAS SGEMM (default math), NN at
+// 4096, after the fills (for ncu -k regex:gemm_tiled_kernel|gemm).
 void simt_profile() {
-  const i64 N = 4096;
-  float *fa, *fb, *fc;
-  cfloat *ca, *cb, *cc;
-  CK(cudaMalloc(&fa, N * N * sizeof(float)));
-  CK(cudaMalloc(&fb, N * N * sizeof(float)));
-  CK(cudaMalloc(&fc, N * N * sizeof(float)));
-  CK(cudaMalloc(&ca, N * N * sizeof(cfloat)));
-  CK(cudaMalloc(&cb, N * N * sizeof(cfloat)));
-  CK(cudaMalloc(&cc, N * N * sizeof(cfloat)));
-  fill(fa, N, N, N);
-  fill(fb, N, N, N);
-  fill(ca, N, N, N);
-  fill(cb, N, N, N);
+  DeviceProblem<float> sq(4096);
+  GemmArgs<float>& g = sq.g;
   CK(cudaDeviceSynchronize());
-  profile_pair(fa, fb, fc, N);
-  profile_pair(ca, cb, cc, N);
-  for (void* p : {(void*)fa, (void*)fb, (void*)fc, (void*)ca, (void*)cb, (void*)cc}) CK(cudaFree(p));
+  device::launch_tiled<float, LargeTag>(g, nullptr);
+  device::launch_tiled<float, SimtExpNoSteady>(g, nullptr);
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  const int N = 4096;
+  CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &g.alpha, g.a, N, g.b, N, &g.beta,
+                 g.c, N));
+  CK(cudaDeviceSynchronize());
 }
 
 int simt_main(bool quick) {
@@ -978,13 +968,14 @@ int simt_main(bool quick) {
   report("double", check_split_k<double>(quick));
   report("cfloat", check_split_k<cfloat>(quick));
   report("cdouble", check_split_k<cdouble>(quick));
-  report("float variant wide", check_variant<float, SimtExpWide>(quick));
-  report("float variant wide2", check_variant<float, SimtExpWide2>(quick));
-  report("cfloat variant wide", check_variant<cfloat, SimtExpWide>(quick));
-  report("cfloat variant occ1", check_variant<cfloat, SimtExpOcc1>(quick));
+  report("float variant nosteady", check_variant<float, SimtExpNoSteady>(quick));
+  report("float variant sq16", check_variant<float, SimtExpSq16>(quick));
+  report("float variant sq16st", check_variant<float, SimtExpSq16St>(quick));
+  report("float variant widem", check_variant<float, SimtExpWideM>(quick));
+  report("cfloat variant lanes", check_variant<cfloat, SimtExpLanes>(quick));
   if (!quick) {
-    time_simt_variants<float>(4096);
-    time_simt_variants<cfloat>(4096);
+    time_simt_variants(4096);
+    time_simt_variants(8192);
     time_simt_scalar<float>();
     time_simt_scalar<cfloat>();
     time_simt_scalar<double>();

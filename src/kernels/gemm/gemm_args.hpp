@@ -42,6 +42,9 @@ struct GemmArgs {
 
 // Which tile configuration of the family runs a launch; chosen by shape,
 // scalar and math mode when automatic. large / small: SIMT FMA kernels;
+// medium: exact float's 128 x 128 tile, for shapes whose count of large
+// (128 x 256) tiles leaves much of the last wave of blocks empty; the other
+// scalars run large.
 // tensor_large / tensor_small: mma.sync kernels (DMMA for double and
 // complex<double> on sm_90 and later, TF32 or tf32x3 for float by `math`);
 // where T and math have none (complex<float>, exact float, fp64 before
@@ -51,7 +54,7 @@ struct GemmArgs {
 // skinny SIMT tile (float 256 x 64, complex<float> 128 x 64) with the
 // operands swapped when m < n; tensor-core ones: around tensor_small.
 enum class GemmConfig : std::uint8_t {
-  automatic, large, small, tensor_large, tensor_small, split_k
+  automatic, large, medium, small, tensor_large, tensor_small, split_k
 };
 
 // Name of a configuration, for tables and test messages.

@@ -14,6 +14,7 @@ namespace egpu::kernels {
 
 struct TensorLargeTag {};
 struct TensorSmallTag {};
+struct TensorSplitTag {};  // the tile split-k runs for complex<double> (SplitTileTag below)
 
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int MMA_K = 8>
 struct MmaDims {
@@ -49,6 +50,17 @@ template <MathMode M>
 struct MmaTileConfig<cdouble, TensorLargeTag, M> : MmaDims<64, 64, 8, 32, 32, 4, 1> {};
 template <MathMode M>
 struct MmaTileConfig<cdouble, TensorSmallTag, M> : MmaDims<32, 32, 8, 16, 16, 4, 3> {};
+// The split-k tile of complex<double>: 64x64x16, 4 warps of 32x32, 3 stages,
+// two blocks per SM. It covers a 64-wide side of a skinny product whole, so
+// the long operand streams once, with half the barriers per flop of the
+// 64x64x8 large tile.
+template <MathMode M>
+struct MmaTileConfig<cdouble, TensorSplitTag, M> : MmaDims<64, 64, 16, 32, 32, 3, 2> {};
+
+// The tile GemmConfig::split_k runs: tensor_small's, except for
+// complex<double>.
+template <class T> struct SplitTileTag { using type = TensorSmallTag; };
+template <> struct SplitTileTag<cdouble> { using type = TensorSplitTag; };
 
 // float on TF32 mma m16n8k8: 128x128x32 block, 4 warps of 64x64.
 template <>

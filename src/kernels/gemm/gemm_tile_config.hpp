@@ -12,31 +12,70 @@ namespace egpu::kernels {
 
 struct LargeTag {};
 struct SmallTag {};
+struct MediumTag {};  // float's 128 x 128 tile beside its 128 x 256 large one
 struct SkinnyTag {};  // bm x 64 tiles for one short side (n <= 64 after operand swap)
+
+// Order of the TM x TN FMAs of one rank-1 update acc += a * b^T. The FMAs
+// are independent; the order decides which operands an FMA shares with the
+// one before it, and so how often the hardware's operand reuse cache can
+// stand in for a register-file read.
+//   rows_outer: a[i] fixed over a row of b; cols_outer: b[j] fixed over a
+//   column of a; paired: 2 x 2 blocks, a pair of b columns outer, pairs of a
+//   rows walked forwards and backwards in turn, so that every FMA shares one
+//   operand with the one before and the other with the one before that
+//   (both multiplicands from the reuse cache, only the accumulator read).
+enum class UpdateOrder { rows_outer, cols_outer, paired };
 
 // The fields every configuration provides (checked by TileShape below).
 // WARPS_M: warps along m; each warp owns a (bm / WARPS_M) x (bn / warps_n)
 // sub-tile, its lanes a lanes_m x lanes_n grid of micro-tiles inside it.
-// FRAG_STAGES: register fragments of A and B in flight (2: step kk+1 is
-// read from shared memory while step kk is multiplied; 1: no overlap).
-// J_OUTER: order of the rank-1 update, columns outer (true) or rows outer.
+// ORDER: order of the FMAs of one rank-1 update (UpdateOrder below).
+// EARLY_HANDOVER: where a stage hands over to the next one's shared buffer
+// (kernel/gemm_tiled_kernel.cuh): before its last step, so that the barrier
+// and the next stage's first fragment reads hide behind that step's FMAs
+// (pays where one block per SM leaves nothing else to run at the barrier),
+// or after it (fewer live registers).
+// PAIRED_LANES: how lane numbers map onto the lanes_m x lanes_n grid
+// (thread/micro_tile.cuh). false: m fastest. true: lane bit 0 and the top
+// bits along n, bits 1.. along m, so that lanes 2i and 2i+1 read the same A
+// chunk and lanes i and i^2 the same B chunk. A 16-byte shared load whose
+// lane pairs read the same address takes two shared-memory cycles instead
+// of four: half the fragment traffic for A with the default map.
+// STEADY_LOOP: interior tiles run the stages whose successor is whole in a
+// loop of their own, with untested global loads (kernel/gemm_tiled_kernel.cuh).
 template <int BM, int BN, int BK, int TM, int TN, int MIN_BLOCKS, int WARPS_M = 1,
-          int FRAG_STAGES = 2, bool J_OUTER = false>
+          UpdateOrder ORDER = UpdateOrder::rows_outer, bool EARLY_HANDOVER = false,
+          bool PAIRED_LANES = false, bool STEADY_LOOP = false>
 struct TileDims {
   static constexpr int bm = BM, bn = BN, bk = BK;  // block tile
   static constexpr int tm = TM, tn = TN;           // register micro-tile per thread
   static constexpr int min_blocks = MIN_BLOCKS;    // resident blocks per SM (register cap)
   static constexpr int warps_m = WARPS_M;
-  static constexpr int frag_stages = FRAG_STAGES;
-  static constexpr bool j_outer = J_OUTER;
+  static constexpr UpdateOrder order = ORDER;
+  static constexpr bool early_handover = EARLY_HANDOVER;
+  static constexpr bool paired_lanes = PAIRED_LANES;
+  static constexpr bool steady_loop = STEADY_LOOP;
 };
 
 template <class T, class Tag> struct TileConfig;
 
-// fp32: 128x128x8 block, 8x8 outputs per thread, 256 threads, 2 blocks per
-// SM, 2x4 warps of 64x32 (each lane 8x8 in 4x4 quadrants), rank-1 update
-// with columns outer.
-template <> struct TileConfig<float, LargeTag> : TileDims<128, 128, 8, 8, 8, 2, 2, 2, true> {};
+// fp32: 128x256x8 block, 8x16 outputs per thread, 256 threads, one block
+// per SM (no register cap below 255), 2x4 warps of 64x64, paired update
+// order, early hand-over, paired lanes, steady-state loop.
+template <> struct TileConfig<float, LargeTag>
+    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, true, true, true> {};
+// fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of
+// 64x32, paired update order, early hand-over, paired lanes. Its rate
+// relative to the large tile on whole waves (bench/NOTES-gemm.md) weighs it
+// against the large tile's last-wave fill in the automatic choice.
+template <> struct TileConfig<float, MediumTag>
+    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true> {
+  static constexpr double relative_rate = 0.93;
+};
+// The tile GemmConfig::medium runs: the large one but for float.
+template <class T> struct MediumTileTag { using type = LargeTag; };
+template <> struct MediumTileTag<float> { using type = MediumTag; };
+
 // fp64: 128x64x8, 8x4 per thread, 256 threads.
 template <> struct TileConfig<double, LargeTag> : TileDims<128, 64, 8, 8, 4, 2> {};
 // complex<float>: 128x64x8, 8x4 per thread, 256 threads, 2x4 warps of 64x16,
@@ -53,7 +92,8 @@ template <class T> struct TileConfig<T, SmallTag> : TileDims<32, 32, 8, 4, 4, 1>
 // 4x2 warps of 64x32 (the arithmetic intensity of the large tile). The large
 // tile of the 8-byte scalars already is 128 x 64 and complex<double>'s is
 // 64 x 64: the device level uses LargeTag for those through SkinnyTileTag.
-template <> struct TileConfig<float, SkinnyTag> : TileDims<256, 64, 8, 8, 8, 2, 4> {};
+template <> struct TileConfig<float, SkinnyTag>
+    : TileDims<256, 64, 8, 8, 8, 2, 4, UpdateOrder::rows_outer, true> {};
 template <class T> struct SkinnyTileTag { using type = LargeTag; };
 template <> struct SkinnyTileTag<float> { using type = SkinnyTag; };
 
@@ -78,6 +118,7 @@ struct TileShape : TileConfig<T, Tag> {
                     Cfg::bn % warps_n == 0 && wm % Cfg::tm == 0 && wn % Cfg::tn == 0 &&
                     lanes_m * lanes_n == 32,
                 "warp arrangement");
+  static_assert(!Cfg::paired_lanes || (lanes_m >= 2 && lanes_n >= 2), "paired lanes need a 2x2 grid");
 };
 
 }  // namespace egpu::kernels

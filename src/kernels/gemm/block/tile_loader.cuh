@@ -86,9 +86,11 @@ struct TileLoader {
     }
   }
 
-  // An interior tile: every element in bounds, no checks.
+  // An interior tile: every element in bounds, no checks. ALWAYS_VEC: the
+  // caller knows `vec` holds.
+  template <bool ALWAYS_VEC = false>
   __device__ __forceinline__ void load_interior(std::int64_t k_step) {
-    if (vec) {
+    if (ALWAYS_VEC || vec) {
 #pragma unroll
       for (int v = 0; v < NV; ++v) {
         const auto pk = *reinterpret_cast<const thread::Pack<T, V>*>(src[v]);

@@ -36,7 +36,7 @@ void launch_tag(const GemmArgs<T>& g, cudaStream_t s, const KSlices& slices = {}
 template <class T>
 KSlices plan_slices(const GemmArgs<T>& g, int sms) {
   KSlices plan;
-  with_shape<T, TensorSmallTag>(g.math, [&](auto shape) {
+  with_shape<T, typename SplitTileTag<T>::type>(g.math, [&](auto shape) {
     using S = decltype(shape);
     plan = plan_split_k(g.m, g.n, g.k, S::bm, S::bn, S::bk, sms, S::min_blocks);
   });
@@ -47,8 +47,8 @@ KSlices plan_slices(const GemmArgs<T>& g, int sms) {
 
 // tensor_large when its tiles fill min_waves waves of the SMs; else
 // tensor_small when the large tiles fill the SMs once (its smaller tiles and
-// more resident blocks per SM then fill them better); else split_k when
-// tensor_small gets at least two k-slices; else tensor_small.
+// more resident blocks per SM then fill them better); else split_k when its
+// tile (SplitTileTag) gets at least two k-slices; else tensor_small.
 template <class T>
 GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {
   std::int64_t tiles = 0;
@@ -69,7 +69,7 @@ void gemm_mma(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms) 
     const KSlices plan = plan_slices(g, sms);
     if (plan.count >= 2) {
       gemm_split_k(g, plan, s, [&](const GemmArgs<T>& part, const KSlices& sl) {
-        launch_tag<T, TensorSmallTag>(part, s, sl);
+        launch_tag<T, typename SplitTileTag<T>::type>(part, s, sl);
       });
       return;
     }

@@ -10,7 +10,8 @@
 namespace egpu::kernels::device {
 
 // Runs the tensor-core configuration `config`: tensor_large, tensor_small, or
-// split_k (tensor_small cut along k by device/gemm_split_k.cuh; a plain
+// split_k (the SplitTileTag tile of gemm_mma_config.hpp, tensor_small's but
+// for complex<double>, cut along k by device/gemm_split_k.cuh; a plain
 // tensor_small where the shape gives fewer than two slices). double and
 // cdouble use DMMA whatever args.math says (sm_90 and later: gemm_tiled
 // only calls this there); float uses TF32 with math == tf32 and the split
@@ -23,7 +24,7 @@ void gemm_mma(const GemmArgs<T>& args, cudaStream_t stream, GemmConfig config, i
 // The automatic choice among those: tensor_large when its tiles give every
 // multiprocessor min_waves blocks (gemm_mma_config.hpp; 16 for double, 1
 // otherwise); otherwise tensor_small when they give every multiprocessor a
-// block; otherwise split_k when k is deep enough to give tensor_small at
+// block; otherwise split_k when k is deep enough to give the split tile at
 // least two slices; otherwise tensor_small.
 template <class T>
 GemmConfig choose_mma_config(const GemmArgs<T>& args, int sms);

@@ -41,6 +41,7 @@ const char* config_name(GemmConfig config) {
   switch (config) {
     case GemmConfig::automatic: return "automatic";
     case GemmConfig::large: return "large";
+    case GemmConfig::medium: return "medium";
     case GemmConfig::small: return "small";
     case GemmConfig::tensor_large: return "tensor_large";
     case GemmConfig::tensor_small: return "tensor_small";
@@ -64,6 +65,8 @@ template <class T>
 std::vector<GemmConfig> selectable_configs(MathMode math) {
   if (uses_tensor_cores<T>(math))
     return {GemmConfig::tensor_large, GemmConfig::tensor_small, GemmConfig::split_k};
+  if constexpr (device::has_medium_tile<T>)
+    return {GemmConfig::large, GemmConfig::medium, GemmConfig::small, GemmConfig::split_k};
   return {GemmConfig::large, GemmConfig::small, GemmConfig::split_k};
 }
 
@@ -74,7 +77,7 @@ void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   if constexpr (!std::is_same_v<T, cfloat>) {  // complex<float> has no tensor-core configurations
     if (uses_tensor_cores<T>(args.math)) {
       if (config == GemmConfig::automatic) config = device::choose_mma_config(args, sms);
-      // split_k of a tensor-core scalar and mode cuts the tensor_small configuration.
+      // split_k of a tensor-core scalar and mode cuts the SplitTileTag tile.
       if (config == GemmConfig::tensor_large || config == GemmConfig::tensor_small || config == GemmConfig::split_k) {
         device::gemm_mma<T>(args, static_cast<cudaStream_t>(stream), config, sms);
         return;
@@ -92,6 +95,8 @@ void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   }
   if (config == GemmConfig::large)
     device::launch_tiled<T, LargeTag>(args, s);
+  else if (config == GemmConfig::medium)
+    device::launch_tiled<T, typename MediumTileTag<T>::type>(args, s);
   else
     device::launch_tiled<T, SmallTag>(args, s);
 }

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "egpu/error.hpp"
 #include "kernels/gemm/device/gemm_split_k.cuh"
@@ -102,14 +103,35 @@ void launch_tiled_split_k(const GemmArgs<T>& g, cudaStream_t stream, int sms) {
       swap);
 }
 
+// Whether T has a medium tile of its own (gemm_tile_config.hpp).
+template <class T>
+inline constexpr bool has_medium_tile = !std::is_same_v<typename MediumTileTag<T>::type, LargeTag>;
+
+// Share of the block slots (one per resident block per multiprocessor) that
+// `tiles` blocks keep busy over their waves: 1 when the last wave is full.
+inline double wave_fill(std::int64_t tiles, std::int64_t slots) {
+  const std::int64_t waves = ceil_div(tiles, slots);
+  return waves > 0 ? double(tiles) / double(waves * slots) : 0.0;
+}
+
 // The automatic choice among the SIMT configurations: `large` when its
-// tiles alone give every multiprocessor a block; otherwise split_k when k
+// tiles alone give every multiprocessor a block, or `medium` instead where
+// its fuller last wave outweighs its lower rate; otherwise split_k when k
 // is deep enough for two slices of plan_split_k's minimum; else `small`.
 template <class T>
 GemmConfig choose_tiled_config(const GemmArgs<T>& g, int sms) {
   using L = TileShape<T, LargeTag>;
   const std::int64_t tiles = ceil_div(g.m, L::bm) * ceil_div(g.n, L::bn);
-  if (tiles >= sms) return GemmConfig::large;
+  if (tiles >= sms) {
+    if constexpr (has_medium_tile<T>) {
+      using M = TileShape<T, typename MediumTileTag<T>::type>;
+      const std::int64_t m_tiles = ceil_div(g.m, M::bm) * ceil_div(g.n, M::bn);
+      if (M::relative_rate * wave_fill(m_tiles, std::int64_t(sms) * M::min_blocks) >
+          wave_fill(tiles, std::int64_t(sms) * L::min_blocks))
+        return GemmConfig::medium;
+    }
+    return GemmConfig::large;
+  }
   if (g.k >= 512) return GemmConfig::split_k;
   return GemmConfig::small;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/gemm/block/shared_tiles.cuh"
 #include "kernels/gemm/block/tile_loader.cuh"
@@ -31,9 +32,24 @@ struct GemmParams : ProductParams<T> {
 // The k loop of one block tile: stages of bk through the two shared
 // buffers. CHECKED = false when both operand tiles lie inside the matrix
 // along x: only a partial last stage then takes the checked loads.
+//
+// Within a stage the fragments of step kk + 1 are read while step kk is
+// multiplied. The hand-over to the other buffer (shared stores of the next
+// stage, barrier, its first fragment reads) comes after the last step, or
+// with S::early_handover before it: that step's fragments are already in
+// registers, and its FMAs then hide the barrier and the first reads.
+//
+// With S::steady_loop, interior tiles run their steady state (this stage
+// and the next whole) in a loop of its own whose global loads carry no
+// tests, not even of the vector path when both operands take it: a test and
+// branch stalls the warp for several cycles, and the FMA pipe only stays
+// busy on an unbroken stream. It costs a second copy of the stage in the
+// code.
 template <bool CHECKED, class S, class Smem, class LA, class LB, class Micro>
 __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, std::int64_t krem,
                                        std::int64_t a_step, std::int64_t b_step, int r0, int c0) {
+  static_assert(S::bk % 2 == 0, "step fragments alternate between two register sets");
+  using Frag = typename Micro::Frag;
   auto load = [&](std::int64_t kr) {
     if (!CHECKED && kr >= S::bk) {
       la.template load<false>(kr, a_step);
@@ -47,16 +63,54 @@ __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, s
   la.store(smem.a[0]);
   lb.store(smem.b[0]);
   __syncthreads();
-  for (int cur = 0;; cur ^= 1) {
+  Frag f[2];
+  Micro::load_frag(smem.a[0], smem.b[0], 0, r0, c0, f[0]);
+
+  // The math of the stage in buffer cur and, with `more`, the hand-over to
+  // the next one, whose global loads are already in the loaders' registers.
+  // The other buffer was last read before the previous barrier.
+  auto stage = [&](int cur, bool more) {
+#pragma unroll
+    for (int kk = 0; kk + 1 < S::bk; ++kk) {
+      Micro::load_frag(smem.a[cur], smem.b[cur], kk + 1, r0, c0, f[(kk + 1) % 2]);
+      acc.rank1(f[kk % 2]);
+    }
+    auto hand_over = [&] {
+      if (!more) return;
+      la.store(smem.a[cur ^ 1]);
+      lb.store(smem.b[cur ^ 1]);
+      __syncthreads();
+      Micro::load_frag(smem.a[cur ^ 1], smem.b[cur ^ 1], 0, r0, c0, f[0]);
+    };
+    if constexpr (S::early_handover) {
+      hand_over();
+      acc.rank1(f[1]);
+    } else {
+      acc.rank1(f[1]);
+      hand_over();
+    }
+  };
+
+  int cur = 0;
+  if constexpr (!CHECKED && S::steady_loop) {
+    auto steady = [&](auto both_vec) {
+      for (; krem >= 2 * S::bk; cur ^= 1) {
+        krem -= S::bk;
+        la.template load_interior<decltype(both_vec)::value>(a_step);
+        lb.template load_interior<decltype(both_vec)::value>(b_step);
+        stage(cur, true);
+      }
+    };
+    if (la.vec && lb.vec)
+      steady(std::true_type{});
+    else
+      steady(std::false_type{});
+  }
+  for (;; cur ^= 1) {
     krem -= S::bk;
     const bool more = krem > 0;
     if (more) load(krem);  // next stage's global loads overlap this stage's math
-    acc.mma(smem.a[cur], smem.b[cur], r0, c0);
-    if (more) {  // the other buffer was last read before the previous barrier
-      la.store(smem.a[cur ^ 1]);
-      lb.store(smem.b[cur ^ 1]);
-    }
-    __syncthreads();
+    stage(cur, more);
     if (!more) break;
   }
 }
@@ -95,6 +149,9 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
     }
     acc.store(c + m0 * p.c_rs + n0 * p.c_cs, p.c_rs, p.c_cs, p.m - m0, p.n - n0, r0, c0, p.alpha,
               p.beta, p.beta_is_zero, p.c_vec);
+    // The k loop ends without a barrier: the next tile's first stores into
+    // shared memory wait for every thread's last fragment reads.
+    if (tn + gridDim.y < n_tiles) __syncthreads();
   }
 }
 

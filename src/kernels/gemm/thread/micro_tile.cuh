@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "kernels/gemm/gemm_tile_config.hpp"
 #include "kernels/gemm/thread/scalar_ops.cuh"
 
 namespace egpu::kernels::thread {
@@ -24,14 +25,24 @@ struct MicroTile {
 
   T acc[TM][TN];
 
+  // Position of a lane in its warp's lanes_m x lanes_n grid (paired_lanes:
+  // gemm_tile_config.hpp).
+  static __device__ __forceinline__ int lane_m(int lane) {
+    if constexpr (Shape::paired_lanes) return (lane >> 1) % Shape::lanes_m;
+    return lane % Shape::lanes_m;
+  }
+  static __device__ __forceinline__ int lane_n(int lane) {
+    if constexpr (Shape::paired_lanes) return (lane & 1) | (lane / (2 * Shape::lanes_m)) << 1;
+    return lane / Shape::lanes_m;
+  }
   // Tile-local origin (row r0, column c0) of this thread's micro-tile.
   static __device__ __forceinline__ int origin_row(int tid) {
     const int warp = tid / 32, lane = tid % 32;
-    return (warp % Shape::warps_m) * Shape::wm + (lane % Shape::lanes_m) * CHA;
+    return (warp % Shape::warps_m) * Shape::wm + lane_m(lane) * CHA;
   }
   static __device__ __forceinline__ int origin_col(int tid) {
     const int warp = tid / 32, lane = tid % 32;
-    return (warp / Shape::warps_m) * Shape::wn + (lane / Shape::lanes_m) * CHB;
+    return (warp / Shape::warps_m) * Shape::wn + lane_n(lane) * CHB;
   }
   // Offset of accumulator row i (column j) from the origin.
   static constexpr int row_off(int i) { return (i / CHA) * STRIDE_A + i % CHA; }
@@ -44,27 +55,52 @@ struct MicroTile {
       for (int j = 0; j < TN; ++j) acc[i][j] = zero<T>();
   }
 
-  // One step's fragments: TM values of A and TN of B at depth kk.
+  // One step's fragments: TM values of A and TN of B.
+  struct Frag {
+    T a[TM], b[TN];
+  };
+
+  // Reads the fragments of depth kk from the k-major shared tiles.
   template <int LDA, int LDB>
   static __device__ __forceinline__ void load_frag(const T (*as)[LDA], const T (*bs)[LDB], int kk,
-                                                   int r0, int c0, T (&a)[TM], T (&b)[TN]) {
+                                                   int r0, int c0, Frag& f) {
 #pragma unroll
     for (int c = 0; c < NCA; ++c) {
       const auto pk = *reinterpret_cast<const Pack<T, CHA>*>(&as[kk][r0 + c * STRIDE_A]);
 #pragma unroll
-      for (int e = 0; e < CHA; ++e) a[c * CHA + e] = pk.v[e];
+      for (int e = 0; e < CHA; ++e) f.a[c * CHA + e] = pk.v[e];
     }
 #pragma unroll
     for (int c = 0; c < NCB; ++c) {
       const auto pk = *reinterpret_cast<const Pack<T, CHB>*>(&bs[kk][c0 + c * STRIDE_B]);
 #pragma unroll
-      for (int e = 0; e < CHB; ++e) b[c * CHB + e] = pk.v[e];
+      for (int e = 0; e < CHB; ++e) f.b[c * CHB + e] = pk.v[e];
     }
   }
 
-  // acc += a * b^T for one step's fragments.
-  __device__ __forceinline__ void rank1(const T (&a)[TM], const T (&b)[TN]) {
-    if constexpr (Shape::j_outer) {
+  // acc += a * b^T for one step's fragments, in the configuration's order
+  // (UpdateOrder in gemm_tile_config.hpp).
+  __device__ __forceinline__ void rank1(const Frag& f) {
+    const T(&a)[TM] = f.a;
+    const T(&b)[TN] = f.b;
+    if constexpr (Shape::order == UpdateOrder::paired && TM % 2 == 0 && TN % 2 == 0) {
+      // Rows in groups of one shared-memory chunk; inside a group, pairs of
+      // b columns outer and pairs of a rows forwards, then backwards.
+      constexpr int G = CHA % 2 == 0 ? CHA : TM, PAIRS = G / 2;
+#pragma unroll
+      for (int g = 0; g < TM; g += G)
+#pragma unroll
+        for (int jp = 0; jp < TN; jp += 2)
+#pragma unroll
+          for (int q = 0; q < PAIRS; ++q) {
+            const int i0 = g + 2 * ((jp / 2) % 2 == 0 ? q : PAIRS - 1 - q);
+#pragma unroll
+            for (int di = 0; di < 2; ++di)
+#pragma unroll
+              for (int dj = 0; dj < 2; ++dj)
+                acc[i0 + di][jp + dj] = madd(a[i0 + di], b[jp + dj], acc[i0 + di][jp + dj]);
+          }
+    } else if constexpr (Shape::order == UpdateOrder::cols_outer) {
 #pragma unroll
       for (int j = 0; j < TN; ++j)
 #pragma unroll
@@ -80,26 +116,6 @@ struct MicroTile {
   // acc += As^T(:, rows) * Bs(:, cols) over the BK steps of one stage; with
   // two fragment stages those of step kk+1 are loaded while step kk is
   // multiplied.
-  template <int LDA, int LDB>
-  __device__ __forceinline__ void mma(const T (*as)[LDA], const T (*bs)[LDB], int r0, int c0) {
-    if constexpr (Shape::frag_stages >= 2) {
-      T a[2][TM], b[2][TN];
-      load_frag(as, bs, 0, r0, c0, a[0], b[0]);
-#pragma unroll
-      for (int kk = 0; kk < Shape::bk; ++kk) {
-        if (kk + 1 < Shape::bk) load_frag(as, bs, kk + 1, r0, c0, a[(kk + 1) & 1], b[(kk + 1) & 1]);
-        rank1(a[kk & 1], b[kk & 1]);
-      }
-    } else {
-#pragma unroll
-      for (int kk = 0; kk < Shape::bk; ++kk) {
-        T a[TM], b[TN];
-        load_frag(as, bs, kk, r0, c0, a, b);
-        rank1(a, b);
-      }
-    }
-  }
-
   // Guarded epilogue: C(r, s) at c[r * c_rs + s * c_cs], c pointing at the
   // block's (0, 0); m_left / n_left: rows / columns of C from there. C is
   // not read when beta_is_zero. The accumulators are scaled in place first
