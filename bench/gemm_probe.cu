@@ -850,18 +850,21 @@ void time_simt_shape(i64 m, i64 n, i64 k, Layout la, Layout lb, bool unaligned, 
 }
 
 // Experimental SIMT tile shapes timed beside the library's (not part of it).
-// Float: one block per SM, paired update order, early hand-over, paired lanes
-// and steady-state loop unless named (bench/NOTES-gemm.md, "SIMT version 3").
-struct SimtExpNoSteady {};  // the library's large tile without the steady-state loop
-struct SimtExpSq16 {};      // 128x128x16, 8x8 per thread, no steady-state loop
-struct SimtExpSq16St {};    // 128x128x16 with it
-struct SimtExpWideM {};     // 256x128x8, 16x8 per thread, 4x2 warps of 64x64
+// Float variants of the large 128x256x8 tile (one block per SM, paired
+// update order, early hand-over, paired lanes, steady-state loop) that change
+// one thing each (bench/NOTES-gemm.md, "SIMT version 3").
+struct SimtExpNoSteady {};  // no steady-state loop
+struct SimtExpRows {};      // rows-outer update order
+struct SimtExpW4 {};        // 4x2 warps of 32x128
+struct SimtExpLate {};      // hand-over after the last step
+struct SimtExpWideM {};     // 256x128, 16x8 per thread, 4x2 warps of 64x64
 struct SimtExpLanes {};     // complex<float>: the large tile with paired lanes
 namespace egpu::kernels {
 using O = UpdateOrder;
 template <> struct TileConfig<float, SimtExpNoSteady> : TileDims<128, 256, 8, 8, 16, 1, 2, O::paired, true, true, false> {};
-template <> struct TileConfig<float, SimtExpSq16> : TileDims<128, 128, 16, 8, 8, 1, 2, O::paired, true, true, false> {};
-template <> struct TileConfig<float, SimtExpSq16St> : TileDims<128, 128, 16, 8, 8, 1, 2, O::paired, true, true, true> {};
+template <> struct TileConfig<float, SimtExpRows> : TileDims<128, 256, 8, 8, 16, 1, 2, O::rows_outer, true, true, true> {};
+template <> struct TileConfig<float, SimtExpW4> : TileDims<128, 256, 8, 8, 16, 1, 4, O::paired, true, true, true> {};
+template <> struct TileConfig<float, SimtExpLate> : TileDims<128, 256, 8, 8, 16, 1, 2, O::paired, false, true, true> {};
 template <> struct TileConfig<float, SimtExpWideM> : TileDims<256, 128, 8, 16, 8, 1, 4, O::paired, true, true, true> {};
 template <> struct TileConfig<cfloat, SimtExpLanes> : TileDims<128, 64, 8, 8, 4, 1, 2, O::rows_outer, false, true> {};
 }  // namespace egpu::kernels
@@ -911,8 +914,10 @@ void time_simt_variants(i64 N) {
     show("cuBLAS", cub);
     show("large", time_tag<float, LargeTag>(g));
     show("nosteady", time_tag<float, SimtExpNoSteady>(g));
-    show("sq16", time_tag<float, SimtExpSq16>(g));
-    show("sq16st", time_tag<float, SimtExpSq16St>(g));
+    show("medium", time_tag<float, MediumTag>(g));
+    show("rows", time_tag<float, SimtExpRows>(g));
+    show("w4", time_tag<float, SimtExpW4>(g));
+    show("late", time_tag<float, SimtExpLate>(g));
     show("widem", time_tag<float, SimtExpWideM>(g));
     show("large", time_tag<float, LargeTag>(g));  // again: the spread between repeats
     if (N == 4096) {  // complex<float> large tile with and without paired lanes
@@ -969,8 +974,9 @@ int simt_main(bool quick) {
   report("cfloat", check_split_k<cfloat>(quick));
   report("cdouble", check_split_k<cdouble>(quick));
   report("float variant nosteady", check_variant<float, SimtExpNoSteady>(quick));
-  report("float variant sq16", check_variant<float, SimtExpSq16>(quick));
-  report("float variant sq16st", check_variant<float, SimtExpSq16St>(quick));
+  report("float variant rows", check_variant<float, SimtExpRows>(quick));
+  report("float variant w4", check_variant<float, SimtExpW4>(quick));
+  report("float variant late", check_variant<float, SimtExpLate>(quick));
   report("float variant widem", check_variant<float, SimtExpWideM>(quick));
   report("cfloat variant lanes", check_variant<cfloat, SimtExpLanes>(quick));
   if (!quick) {

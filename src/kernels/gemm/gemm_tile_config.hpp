@@ -64,6 +64,25 @@ template <class T, class Tag> struct TileConfig;
 // order, early hand-over, paired lanes, steady-state loop.
 template <> struct TileConfig<float, LargeTag>
     : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, true, true, true> {};
+// Schedules of the fp32 large tile tuned for some operand layouts (the
+// launch picks them through LayoutTile below): the same block tile, thread
+// count and vector widths.
+struct LargeLateTag {};  // hand-over after the last step
+struct LargeW4Tag {};    // 4x2 warps of 32x128
+template <> struct TileConfig<float, LargeLateTag>
+    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, false, true, true> {};
+template <> struct TileConfig<float, LargeW4Tag>
+    : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, true, true, true> {};
+
+// The configuration a tag runs for one pair of operand layouts (A_XC, B_XC:
+// operand x-contiguous, kernel/gemm_tiled_kernel.cuh): the tag's own but for
+// float's large tile, whose schedule was timed per layout (bench/
+// NOTES-gemm.md): hand-over after the last step when both operands share
+// their contiguous direction (op(A) op(B) = TN, NT), 4x2 warps for TT.
+template <class T, class Tag, bool A_XC, bool B_XC> struct LayoutTile { using type = Tag; };
+template <bool XC> struct LayoutTile<float, LargeTag, XC, XC> { using type = LargeLateTag; };
+template <> struct LayoutTile<float, LargeTag, false, true> { using type = LargeW4Tag; };
+
 // fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of
 // 64x32, paired update order, early hand-over, paired lanes. Its rate
 // relative to the large tile on whole waves (bench/NOTES-gemm.md) weighs it

@@ -70,14 +70,25 @@ void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchEx
                   unsigned(slices));
   const bool a_xc = g.a_layout == Layout::col_major;  // (i, p) at a[i + p * lda]
   const bool b_xc = g.b_layout == Layout::row_major;  // (p, j) at b[p * ldb + j]
+  auto run = [&](auto a_xc_t, auto b_xc_t) {
+    constexpr bool AX = decltype(a_xc_t)::value, BX = decltype(b_xc_t)::value;
+    using LT = typename LayoutTile<T, Tag, AX, BX>::type;
+    using SL = TileShape<T, LT>;
+    static_assert(SL::bm == S::bm && SL::bn == S::bn && SL::bk == S::bk &&
+                      SL::threads == S::threads && SL::tm == S::tm && SL::tn == S::tn,
+                  "a layout's schedule keeps the tile's shape");
+    kernel::gemm_tiled_kernel<T, LT, AX, BX><<<grid, S::threads, 0, stream>>>(p);
+  };
+  using yes = std::true_type;
+  using no = std::false_type;
   if (a_xc && b_xc)
-    kernel::gemm_tiled_kernel<T, Tag, true, true><<<grid, S::threads, 0, stream>>>(p);
+    run(yes{}, yes{});
   else if (a_xc)
-    kernel::gemm_tiled_kernel<T, Tag, true, false><<<grid, S::threads, 0, stream>>>(p);
+    run(yes{}, no{});
   else if (b_xc)
-    kernel::gemm_tiled_kernel<T, Tag, false, true><<<grid, S::threads, 0, stream>>>(p);
+    run(no{}, yes{});
   else
-    kernel::gemm_tiled_kernel<T, Tag, false, false><<<grid, S::threads, 0, stream>>>(p);
+    run(no{}, no{});
   runtime::launch_check("gemm_tiled_kernel");
 }
 
