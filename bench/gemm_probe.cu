@@ -869,6 +869,17 @@ template <> struct TileConfig<float, SimtExpWideM> : TileDims<256, 128, 8, 16, 8
 template <> struct TileConfig<cfloat, SimtExpLanes> : TileDims<128, 64, 8, 8, 4, 1, 2, O::rows_outer, false, true> {};
 }  // namespace egpu::kernels
 
+// Calls f(name, tag) for each float variant timed and checked by --simt.
+template <class F>
+void for_each_float_variant(F&& f) {
+  f("nosteady", SimtExpNoSteady{});
+  f("medium", MediumTag{});
+  f("rows", SimtExpRows{});
+  f("w4", SimtExpW4{});
+  f("late", SimtExpLate{});
+  f("widem", SimtExpWideM{});
+}
+
 // Correctness of one experimental tile shape: edge shapes, every layout,
 // conj, ld, alignment and beta, through run_case.
 template <class T, class Tag>
@@ -913,12 +924,9 @@ void time_simt_variants(i64 N) {
     };
     show("cuBLAS", cub);
     show("large", time_tag<float, LargeTag>(g));
-    show("nosteady", time_tag<float, SimtExpNoSteady>(g));
-    show("medium", time_tag<float, MediumTag>(g));
-    show("rows", time_tag<float, SimtExpRows>(g));
-    show("w4", time_tag<float, SimtExpW4>(g));
-    show("late", time_tag<float, SimtExpLate>(g));
-    show("widem", time_tag<float, SimtExpWideM>(g));
+    for_each_float_variant([&](const char* name, auto tag) {
+      show(name, time_tag<float, decltype(tag)>(g));
+    });
     show("large", time_tag<float, LargeTag>(g));  // again: the spread between repeats
     if (N == 4096) {  // complex<float> large tile with and without paired lanes
       DeviceProblem<cfloat> cq(N, N, N, la, lb);
@@ -973,11 +981,9 @@ int simt_main(bool quick) {
   report("double", check_split_k<double>(quick));
   report("cfloat", check_split_k<cfloat>(quick));
   report("cdouble", check_split_k<cdouble>(quick));
-  report("float variant nosteady", check_variant<float, SimtExpNoSteady>(quick));
-  report("float variant rows", check_variant<float, SimtExpRows>(quick));
-  report("float variant w4", check_variant<float, SimtExpW4>(quick));
-  report("float variant late", check_variant<float, SimtExpLate>(quick));
-  report("float variant widem", check_variant<float, SimtExpWideM>(quick));
+  for_each_float_variant([&](const char* name, auto tag) {
+    report((std::string("float variant ") + name).c_str(), check_variant<float, decltype(tag)>(quick));
+  });
   report("cfloat variant lanes", check_variant<cfloat, SimtExpLanes>(quick));
   if (!quick) {
     time_simt_variants(4096);
