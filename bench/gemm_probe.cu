@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -859,6 +860,10 @@ struct SimtExpW4 {};        // 4x2 warps of 32x128
 struct SimtExpLate {};      // hand-over after the last step
 struct SimtExpWideM {};     // 256x128, 16x8 per thread, 4x2 warps of 64x64
 struct SimtExpLanes {};     // complex<float>: the large tile with paired lanes
+// Float skinny (split-k) tiles beside the library's 256x64x8 at two blocks per SM.
+struct SkinnyExp1 {};       // 256x64x8, one block per SM, early hand-over, paired lanes, steady loop
+struct SkinnyExp2 {};       // the same at two blocks per SM
+struct SkinnyExp3 {};       // 256x64x16, one block per SM, as SkinnyExp1
 namespace egpu::kernels {
 using O = UpdateOrder;
 template <> struct TileConfig<float, SimtExpNoSteady> : TileDims<128, 256, 8, 8, 16, 1, 2, O::paired, true, true, false> {};
@@ -866,6 +871,9 @@ template <> struct TileConfig<float, SimtExpRows> : TileDims<128, 256, 8, 8, 16,
 template <> struct TileConfig<float, SimtExpW4> : TileDims<128, 256, 8, 8, 16, 1, 4, O::paired, true, true, true> {};
 template <> struct TileConfig<float, SimtExpLate> : TileDims<128, 256, 8, 8, 16, 1, 2, O::paired, false, true, true> {};
 template <> struct TileConfig<float, SimtExpWideM> : TileDims<256, 128, 8, 16, 8, 1, 4, O::paired, true, true, true> {};
+template <> struct TileConfig<float, SkinnyExp1> : TileDims<256, 64, 8, 8, 8, 1, 4, O::paired, true, true, true> {};
+template <> struct TileConfig<float, SkinnyExp2> : TileDims<256, 64, 8, 8, 8, 2, 4, O::paired, true, true, true> {};
+template <> struct TileConfig<float, SkinnyExp3> : TileDims<256, 64, 16, 8, 8, 1, 4, O::paired, true, true, true> {};
 template <> struct TileConfig<cfloat, SimtExpLanes> : TileDims<128, 64, 8, 8, 4, 1, 2, O::rows_outer, false, true> {};
 }  // namespace egpu::kernels
 
@@ -928,6 +936,27 @@ void time_simt_variants(i64 N) {
       show(name, time_tag<float, decltype(tag)>(g));
     });
     show("large", time_tag<float, LargeTag>(g));  // again: the spread between repeats
+    if (N == 4096 && lay == 0) {  // float skinny tiles through split-k
+      int sms = 0;
+      CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+      const std::array<std::array<i64, 2>, 2> shapes{{{8192, 64}, {64, 8192}}};
+      for (const auto& mn : shapes) {
+        DeviceProblem<float> sk(mn[0], mn[1], 8192);
+        auto t = [&](auto tag) {
+          using Tg = decltype(tag);
+          return sk.flops / median_ms<float>([&] { device::launch_tiled_split_k<float, Tg>(sk.g, nullptr, sms); }, 7) * 1e-9;
+        };
+        CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+        const double cb = sk.flops / median_ms<float>([&] {
+          CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, int(mn[0]), int(mn[1]), 8192, &sk.g.alpha, sk.g.a,
+                         int(sk.g.lda), sk.g.b, int(sk.g.ldb), &sk.g.beta, sk.g.c, int(sk.g.ldc)));
+        }, 7) * 1e-9;
+        CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+        std::printf("SKINNY %lldx%lldx8192 cuBLAS %6.2f  lib %.3f  exp1 %.3f  exp2 %.3f  exp3 %.3f\n",
+                    (long long)mn[0], (long long)mn[1], cb, t(SkinnyTag{}) / cb, t(SkinnyExp1{}) / cb,
+                    t(SkinnyExp2{}) / cb, t(SkinnyExp3{}) / cb);
+      }
+    }
     if (N == 4096) {  // complex<float> large tile with and without paired lanes
       DeviceProblem<cfloat> cq(N, N, N, la, lb);
       const double t0 = time_tag<cfloat, LargeTag>(cq.g), t1 = time_tag<cfloat, SimtExpLanes>(cq.g);

@@ -95,9 +95,9 @@ void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchEx
 // The split_k configuration (gemm_args.hpp): the short side of C along n
 // (operands swapped when m < n), SkinnyTileTag's tile, k-slices from
 // plan_split_k (none when the tiles already fill the GPU). Requires m, n > 0.
-template <class T>
+// Tag: the tile (a probe may time others).
+template <class T, class Tag = typename SkinnyTileTag<T>::type>
 void launch_tiled_split_k(const GemmArgs<T>& g, cudaStream_t stream, int sms) {
-  using Tag = typename SkinnyTileTag<T>::type;
   using S = TileShape<T, Tag>;
   const bool swap = g.m < g.n;
   const GemmArgs<T> t = swap ? transpose_problem(g) : g;
