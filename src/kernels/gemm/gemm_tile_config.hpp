@@ -1,9 +1,9 @@
 // Tile shapes of the tiled SIMT GEMM family, as types: TileConfig<T, Tag>
-// for a scalar T and a shape tag (LargeTag, SmallTag, SkinnyTag). Each names
-// the block tile (bm x bn, bk deep), the per-thread register micro-tile
-// (tm x tn), how the block's warps split the tile (warps_m along m, the
-// rest along n) and derives the thread and lane arrangement. Plain C++ so
-// host code can read the shapes.
+// for a scalar T and a shape tag (LargeTag, MediumTag, SmallTag, SkinnyTag).
+// Each names the block tile (bm x bn, bk deep), the per-thread register
+// micro-tile (tm x tn), how the block's warps split the tile (warps_m along
+// m, the rest along n) and the schedule of the k loop, and derives the
+// thread and lane arrangement. Plain C++ so host code can read the shapes.
 #pragma once
 
 #include "common/complex.hpp"
@@ -24,6 +24,7 @@ struct SkinnyTag {};  // bm x 64 tiles for one short side (n <= 64 after operand
 //   rows walked forwards and backwards in turn, so that every FMA shares one
 //   operand with the one before and the other with the one before that
 //   (both multiplicands from the reuse cache, only the accumulator read).
+//   ptxas keeps only part of the order it is given (bench/NOTES-gemm.md).
 enum class UpdateOrder { rows_outer, cols_outer, paired };
 
 // The fields every configuration provides (checked by TileShape below).
