@@ -83,7 +83,8 @@ struct MicroTile {
   __device__ __forceinline__ void rank1(const Frag& f) {
     const T(&a)[TM] = f.a;
     const T(&b)[TN] = f.b;
-    if constexpr (Shape::order == UpdateOrder::paired && TM % 2 == 0 && TN % 2 == 0) {
+    if constexpr (Shape::order == UpdateOrder::paired) {
+      static_assert(TM % 2 == 0 && TN % 2 == 0, "the paired order walks 2 x 2 blocks");
       // Rows in groups of one shared-memory chunk; inside a group, pairs of
       // b columns outer and pairs of a rows forwards, then backwards.
       constexpr int G = CHA % 2 == 0 ? CHA : TM, PAIRS = G / 2;
@@ -100,11 +101,6 @@ struct MicroTile {
               for (int dj = 0; dj < 2; ++dj)
                 acc[i0 + di][jp + dj] = madd(a[i0 + di], b[jp + dj], acc[i0 + di][jp + dj]);
           }
-    } else if constexpr (Shape::order == UpdateOrder::cols_outer) {
-#pragma unroll
-      for (int j = 0; j < TN; ++j)
-#pragma unroll
-        for (int i = 0; i < TM; ++i) acc[i][j] = madd(a[i], b[j], acc[i][j]);
     } else {
 #pragma unroll
       for (int i = 0; i < TM; ++i)

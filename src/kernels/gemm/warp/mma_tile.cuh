@@ -42,6 +42,17 @@ __device__ __forceinline__ constexpr int b_off(int j, int e, int kk) {
   return tile_off<KC, LD>(j * 8, kk + 4 * e);
 }
 
+// Calls f(i, j, r) for every accumulator r of every 16x8 tile (i, j).
+template <int MT, int NT, class F>
+__device__ __forceinline__ void for_each_tile_element(F&& f) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) f(i, j, r);
+}
+
 // Calls f(i, j, r, row, col) for accumulator r of 16x8 tile (i, j) of the
 // warp (m16n8 C fragment layout: row g + 8 (r >> 1), column 2t + (r & 1)),
 // for those inside mrem x nrem (rows / columns of C left from the warp's
@@ -70,12 +81,7 @@ struct RealAccumulators {
   Acc acc[MT][NT][4];
 
   __device__ __forceinline__ void clear() {
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[i][j][r] = Acc(0);
+    for_each_tile_element<MT, NT>([&](int i, int j, int r) { acc[i][j][r] = Acc(0); });
   }
 
   // C(i, j) = alpha * acc + beta * C(i, j) for the warp's tile at c (row 0,
@@ -165,12 +171,7 @@ struct WarpMma<float, MathMode::tf32x3, MT, NT> : RealAccumulators<float, MT, NT
   template <int BK, bool AK, int LDA, bool BKC, int LDB>
   __device__ __forceinline__ void stage(const float* sa, const float* sb) {
     float part[MT][NT][4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) part[i][j][r] = 0.f;
+    for_each_tile_element<MT, NT>([&](int i, int j, int r) { part[i][j][r] = 0.f; });
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 8) {
       std::uint32_t ab[MT][4], as[MT][4], bb[NT][2], bs[NT][2];
@@ -192,12 +193,7 @@ struct WarpMma<float, MathMode::tf32x3, MT, NT> : RealAccumulators<float, MT, NT
           mma_tf32_16x8x8(part[i][j], ab[i], bb[j]);
         }
     }
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[i][j][r] += part[i][j][r];
+    for_each_tile_element<MT, NT>([&](int i, int j, int r) { acc[i][j][r] += part[i][j][r]; });
   }
 };
 
@@ -213,12 +209,7 @@ struct WarpMma<cdouble, M, MT, NT> {
   }
 
   __device__ __forceinline__ void clear() {
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) re[i][j][r] = im[i][j][r] = 0.0;
+    for_each_tile_element<MT, NT>([&](int i, int j, int r) { re[i][j][r] = im[i][j][r] = 0.0; });
   }
 
   template <int BK, bool AK, int LDA, bool BKC, int LDB>
