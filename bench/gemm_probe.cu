@@ -474,6 +474,22 @@ double median_ms(F&& f, int reps) {
   return ms[ms.size() / 2];
 }
 
+// cuBLAS's time for the plain product g (ops from the layouts, no conj) with
+// default math (no TF32), median of reps; leaves its C in g.c.
+template <class T>
+double cublas_default_ms(const GemmArgs<T>& g, int reps = 7) {
+  cublasOperation_t ta, tb;
+  cublas_op(g.a_layout, false, &ta);
+  cublas_op(g.b_layout, false, &tb);
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  const double ms = median_ms<T>([&] {
+    CB(cublas_gemm(g_handle, ta, tb, int(g.m), int(g.n), int(g.k), &g.alpha, g.a, int(g.lda), g.b,
+                   int(g.ldb), &g.beta, g.c, int(g.ldc)));
+  }, reps);
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  return ms;
+}
+
 // Experimental tile shapes timed beside the library's (not part of it).
 struct ExpTag1 {};
 struct ExpTag2 {};
@@ -528,12 +544,7 @@ void time_scalar(i64 N, bool variants) {
   GemmArgs<T>& g = sq.g;
   const int reps = 7;
   const double ours = median_ms<T>([&] { gemm_tiled(g, nullptr); }, reps);
-  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-  const double cub = median_ms<T>([&] {
-    CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(N), int(N), &g.alpha, a,
-                   int(N), b, int(N), &g.beta, c, int(N)));
-  }, reps);
-  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  const double cub = cublas_default_ms(g, reps);
   std::printf("TIME %-7s N=%5lld NN  ours %7.2f TFLOP/s (%8.3f ms)  cuBLAS %7.2f TFLOP/s  ratio %.2f\n",
               Tr<T>::name, (long long)N, flops / ours * 1e-9, ours, flops / cub * 1e-9, cub / ours);
   if (variants) {
@@ -568,19 +579,10 @@ void time_shape(i64 m, i64 n, i64 k, Layout la, Layout lb, MathMode math, const 
   DeviceProblem<T> pr(m, n, k, la, lb);
   const double flops = pr.flops;
   const bool ra = la == Layout::row_major, rb = lb == Layout::row_major;
-  T *const a = pr.a, *const b = pr.b, *const c = pr.c;
   GemmArgs<T>& g = pr.g;
   g.math = math;
   const double ours = median_ms<T>([&] { gemm_tiled(g, nullptr, cfg); }, 7);
-  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-  cublasOperation_t ta, tb;
-  cublas_op(la, false, &ta);
-  cublas_op(lb, false, &tb);
-  const double cub = median_ms<T>([&] {
-    CB(cublas_gemm(g_handle, ta, tb, int(m), int(n), int(k), &g.alpha, a, int(g.lda), b,
-                   int(g.ldb), &g.beta, c, int(m)));
-  }, 7);
-  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  const double cub = cublas_default_ms(g);
   const char* mname = math == MathMode::tf32 ? "tf32" : math == MathMode::tf32x3 ? "tf32x3" : "exact";
   std::printf("TTIME %-7s %-6s %5lldx%5lldx%5lld %c%c %-10s ours %7.2f TFLOP/s  cuBLAS %7.2f  ratio %.2f\n",
               Tr<T>::name, mname, (long long)m, (long long)n, (long long)k, ra ? 'T' : 'N',
@@ -696,15 +698,10 @@ void cz_shape(i64 m, i64 n, i64 k) {
   using Z = cdouble;
   DeviceProblem<Z> pr(m, n, k);
   const double flops = pr.flops;
-  Z *const a = pr.a, *const b = pr.b, *const c = pr.c;
+  Z *const c = pr.c;
   GemmArgs<Z>& g = pr.g;
   std::vector<Z> ref(m * n), got(m * n);
-  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-  const double cub = median_ms<Z>([&] {
-    CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n), int(k), &g.alpha, a, int(m),
-                   b, int(k), &g.beta, c, int(m)));
-  }, 9);
-  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  const double cub = cublas_default_ms(g, 9);
   CK(cudaMemcpy(ref.data(), c, m * n * sizeof(Z), cudaMemcpyDeviceToHost));
   double scale = 0;
   for (const Z& v : ref) scale = std::max(scale, abs64(to64(v)));
@@ -830,13 +827,7 @@ void time_simt_shape(i64 m, i64 n, i64 k, Layout la, Layout lb, bool unaligned, 
   g.beta = from64<T>({0, 0});
   g.beta_is_zero = true;
   const double ours = time_gemm(g, GemmConfig::automatic);
-  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-  const double cub = median_ms<T>([&] {
-    CB(cublas_gemm(g_handle, ra ? CUBLAS_OP_T : CUBLAS_OP_N, rb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                   int(m), int(n), int(k), &g.alpha, g.a, int(g.lda), g.b, int(g.ldb), &g.beta,
-                   g.c, int(g.ldc)));
-  }, 7);
-  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  const double cub = cublas_default_ms(g);
   std::printf("SIMT %-7s %-8s %5lldx%5lldx%5lld %c%c  ours %6.2f  cuBLAS %6.2f TFLOP/s  ratio %.2f",
               Tr<T>::name, label, (long long)m, (long long)n, (long long)k, ra ? 'T' : 'N',
               rb ? 'T' : 'N', flops / ours * 1e-9, flops / cub * 1e-9, cub / ours);
@@ -919,13 +910,7 @@ void time_simt_variants(i64 N) {
     const Layout lb = lay & 2 ? Layout::row_major : Layout::col_major;
     DeviceProblem<float> sq(N, N, N, la, lb);
     GemmArgs<float>& g = sq.g;
-    CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-    const double cub = median_ms<float>([&] {
-      CB(cublas_gemm(g_handle, lay & 1 ? CUBLAS_OP_T : CUBLAS_OP_N, lay & 2 ? CUBLAS_OP_T : CUBLAS_OP_N,
-                     int(N), int(N), int(N), &g.alpha, g.a, int(g.lda), g.b, int(g.ldb), &g.beta,
-                     g.c, int(g.ldc)));
-    }, 7);
-    CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+    const double cub = cublas_default_ms(g);
     auto show = [&](const char* name, double ms) {
       std::printf("SIMTV float N=%5lld %c%c %-10s %6.2f TFLOP/s  vs cuBLAS %.3f\n", (long long)N,
                   lay & 1 ? 'T' : 'N', lay & 2 ? 'T' : 'N', name, sq.flops / ms * 1e-9, cub / ms);
@@ -936,33 +921,31 @@ void time_simt_variants(i64 N) {
       show(name, time_tag<float, decltype(tag)>(g));
     });
     show("large", time_tag<float, LargeTag>(g));  // again: the spread between repeats
-    if (N == 4096 && lay == 0) {  // float skinny tiles through split-k
-      int sms = 0;
-      CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-      const std::array<std::array<i64, 2>, 2> shapes{{{8192, 64}, {64, 8192}}};
-      for (const auto& mn : shapes) {
-        DeviceProblem<float> sk(mn[0], mn[1], 8192);
-        auto t = [&](auto tag) {
-          using Tg = decltype(tag);
-          return sk.flops / median_ms<float>([&] { device::launch_tiled_split_k<float, Tg>(sk.g, nullptr, sms); }, 7) * 1e-9;
-        };
-        CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-        const double cb = sk.flops / median_ms<float>([&] {
-          CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, int(mn[0]), int(mn[1]), 8192, &sk.g.alpha, sk.g.a,
-                         int(sk.g.lda), sk.g.b, int(sk.g.ldb), &sk.g.beta, sk.g.c, int(sk.g.ldc)));
-        }, 7) * 1e-9;
-        CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
-        std::printf("SKINNY %lldx%lldx8192 cuBLAS %6.2f  lib %.3f  exp1 %.3f  exp2 %.3f  exp3 %.3f\n",
-                    (long long)mn[0], (long long)mn[1], cb, t(SkinnyTag{}) / cb, t(SkinnyExp1{}) / cb,
-                    t(SkinnyExp2{}) / cb, t(SkinnyExp3{}) / cb);
-      }
-    }
     if (N == 4096) {  // complex<float> large tile with and without paired lanes
       DeviceProblem<cfloat> cq(N, N, N, la, lb);
       const double t0 = time_tag<cfloat, LargeTag>(cq.g), t1 = time_tag<cfloat, SimtExpLanes>(cq.g);
       std::printf("SIMTC cfloat N=%5lld %c%c large %6.2f  lanes %6.2f TFLOP/s\n", (long long)N,
                   lay & 1 ? 'T' : 'N', lay & 2 ? 'T' : 'N', cq.flops / t0 * 1e-9, cq.flops / t1 * 1e-9);
     }
+  }
+}
+
+// The float skinny candidates against the library's skinny tile and cuBLAS
+// SGEMM (default math), through split-k, on the two skinny shapes.
+void time_skinny_variants() {
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const std::array<std::array<i64, 2>, 2> shapes{{{8192, 64}, {64, 8192}}};
+  for (const auto& mn : shapes) {
+    DeviceProblem<float> sk(mn[0], mn[1], 8192);
+    auto t = [&](auto tag) {
+      using Tg = decltype(tag);
+      return sk.flops / median_ms<float>([&] { device::launch_tiled_split_k<float, Tg>(sk.g, nullptr, sms); }, 7) * 1e-9;
+    };
+    const double cb = sk.flops / cublas_default_ms(sk.g) * 1e-9;
+    std::printf("SKINNY %lldx%lldx8192 cuBLAS %6.2f  lib %.3f  exp1 %.3f  exp2 %.3f  exp3 %.3f\n",
+                (long long)mn[0], (long long)mn[1], cb, t(SkinnyTag{}) / cb, t(SkinnyExp1{}) / cb,
+                t(SkinnyExp2{}) / cb, t(SkinnyExp3{}) / cb);
   }
 }
 
@@ -1014,9 +997,13 @@ int simt_main(bool quick) {
     report((std::string("float variant ") + name).c_str(), check_variant<float, decltype(tag)>(quick));
   });
   report("cfloat variant lanes", check_variant<cfloat, SimtExpLanes>(quick));
+  report("float skinny exp1", check_variant<float, SkinnyExp1>(quick));
+  report("float skinny exp2", check_variant<float, SkinnyExp2>(quick));
+  report("float skinny exp3", check_variant<float, SkinnyExp3>(quick));
   if (!quick) {
     time_simt_variants(4096);
     time_simt_variants(8192);
+    time_skinny_variants();
     time_simt_scalar<float>();
     time_simt_scalar<cfloat>();
     time_simt_scalar<double>();

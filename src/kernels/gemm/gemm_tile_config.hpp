@@ -19,12 +19,13 @@ struct SkinnyTag {};  // bm x 64 tiles for one short side (n <= 64 after operand
 // are independent; the order decides which operands an FMA shares with the
 // one before it, and so how often the hardware's operand reuse cache can
 // stand in for a register-file read.
-//   rows_outer: a[i] fixed over a row of b; paired (even TM and TN): 2 x 2
-//   blocks, a pair of b columns outer, pairs of a
-//   rows walked forwards and backwards in turn, so that every FMA shares one
-//   operand with the one before and the other with the one before that
-//   (both multiplicands from the reuse cache, only the accumulator read).
-//   ptxas keeps only part of the order it is given (bench/NOTES-gemm.md).
+//   rows_outer: a[i] fixed over a row of b.
+//   paired (even TM and TN): 2 x 2 blocks, a pair of b columns outer, pairs
+//   of a rows walked forwards and backwards in turn, so that every FMA
+//   shares one operand with the one before and the other with the one before
+//   that (both multiplicands from the reuse cache, only the accumulator
+//   read). ptxas keeps only part of the order it is given
+//   (bench/NOTES-gemm.md).
 enum class UpdateOrder { rows_outer, paired };
 
 // The fields every configuration provides (checked by TileShape below).

@@ -109,9 +109,6 @@ struct MicroTile {
     }
   }
 
-  // acc += As^T(:, rows) * Bs(:, cols) over the BK steps of one stage; with
-  // two fragment stages those of step kk+1 are loaded while step kk is
-  // multiplied.
   // Guarded epilogue: C(r, s) at c[r * c_rs + s * c_cs], c pointing at the
   // block's (0, 0); m_left / n_left: rows / columns of C from there. C is
   // not read when beta_is_zero. The accumulators are scaled in place first
