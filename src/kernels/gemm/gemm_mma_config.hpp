@@ -16,32 +16,32 @@ struct TensorLargeTag {};
 struct TensorSmallTag {};
 struct TensorSplitTag {};  // the tile split-k runs for complex<double> (SplitTileTag below)
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int MMA_K = 8>
+// FRAG_PIPELINE (fp64 only): the warps load the fragments of the next k step
+// while the mma of the current one run, across the stage boundary too, with
+// the stage's barrier in the middle of its last step's mma
+// (kernel/gemm_mma_kernel.cuh); it holds two fragment sets.
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int MMA_K = 8,
+          bool FRAG_PIPELINE = false>
 struct MmaDims {
   static constexpr int bm = BM, bn = BN, bk = BK;  // block tile (complex elements for cdouble)
   static constexpr int wm = WM, wn = WN;           // warp tile
   static constexpr int stages = STAGES;            // shared-memory pipeline depth
   static constexpr int min_blocks = MIN_BLOCKS;    // resident blocks per SM (register cap)
   static constexpr int mma_k = MMA_K;              // k of one mma (16: fp64 m16n8k16)
-  // The automatic choice takes a TensorLargeTag configuration when its tiles
-  // number at least min_waves times the SMs (device/gemm_mma.cu).
-  static constexpr int min_waves = 1;
+  static constexpr bool frag_pipeline = FRAG_PIPELINE;
 };
 
 template <class T, class Tag, MathMode M> struct MmaTileConfig;
 
-// fp64, DMMA m16n8k16: 128x128x32 block, 8 warps of 64x32 (64 accumulators
-// per thread), 3 stages (198-216 KB of shared memory by layout), one block
-// per SM; taken for products of at least 16 waves of its tiles.
+// fp64, DMMA m16n8k8 with the fragment pipeline: 128x64x16 block, 2x2 warps
+// of 64x32 (64 accumulators per thread), 3 stages, two blocks per SM.
 template <MathMode M>
-struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 128, 32, 64, 32, 3, 1, 16> {
-  static constexpr int min_waves = 16;
-};
-// 64x64x16 block, 4 warps of 32x32 (32 accumulators per thread), DMMA
-// m16n8k16, 3 stages (42-60 KB of shared memory by layout), three blocks per
-// SM (12 warps; at most 170 registers per thread).
+struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 64, 16, 64, 32, 3, 2, 8, true> {};
+// 64x64x16 block, 2x2 warps of 32x32 (32 accumulators per thread), the same
+// k step and pipeline, 3 stages, three blocks per SM (12 warps; at most 170
+// registers per thread).
 template <MathMode M>
-struct MmaTileConfig<double, TensorSmallTag, M> : MmaDims<64, 64, 16, 32, 32, 3, 3, 16> {};
+struct MmaTileConfig<double, TensorSmallTag, M> : MmaDims<64, 64, 16, 32, 32, 3, 3, 8, true> {};
 
 // complex<double>: four real DMMA products per 16x8 tile on the re/im parts;
 // 64x64x8 block, 4 warps of 32x32 (64 complex accumulators per thread, at

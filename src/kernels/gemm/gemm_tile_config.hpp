@@ -86,11 +86,11 @@ template <bool XC> struct LayoutTile<float, LargeTag, XC, XC> { using type = Lar
 template <> struct LayoutTile<float, LargeTag, false, true> { using type = LargeW4Tag; };
 
 // fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of
-// 64x32, paired update order, early hand-over, paired lanes. Its rate
-// relative to the large tile on whole waves (bench/NOTES-gemm.md) weighs it
-// against the large tile's last-wave fill in the automatic choice.
+// 64x32, paired update order, early hand-over, paired lanes, steady loop.
+// Its rate relative to the large tile on whole waves (bench/NOTES-gemm.md)
+// weighs it against the large tile's last-wave fill in the automatic choice.
 template <> struct TileConfig<float, MediumTag>
-    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true> {
+    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true, true> {
   static constexpr double relative_rate = 0.93;
 };
 // The tile GemmConfig::medium runs: the large one but for float.
@@ -109,12 +109,14 @@ template <> struct TileConfig<cdouble, LargeTag> : TileDims<64, 64, 8, 4, 4, 2> 
 // times more blocks than the 64-wide tiles and sixteen times more than 128.
 template <class T> struct TileConfig<T, SmallTag> : TileDims<32, 32, 8, 4, 4, 1> {};
 
-// One short side: 64 columns. float: a 256 x 64 block tile, 8x8 per thread,
-// 4x2 warps of 64x32 (the arithmetic intensity of the large tile). The large
-// tile of the 8-byte scalars already is 128 x 64 and complex<double>'s is
-// 64 x 64: the device level uses LargeTag for those through SkinnyTileTag.
+// One short side: 64 columns. float: a 256 x 64 block tile, 16 deep, 8x8 per
+// thread, 4x2 warps of 64x32 (the arithmetic intensity of the large tile),
+// one block per SM with the large tile's schedule (paired order, early
+// hand-over, paired lanes, steady loop). The large tile of the 8-byte scalars
+// already is 128 x 64 and complex<double>'s is 64 x 64: the device level uses
+// LargeTag for those through SkinnyTileTag.
 template <> struct TileConfig<float, SkinnyTag>
-    : TileDims<256, 64, 8, 8, 8, 2, 4, UpdateOrder::rows_outer, true> {};
+    : TileDims<256, 64, 16, 8, 8, 1, 4, UpdateOrder::paired, true, true, true> {};
 template <class T> struct SkinnyTileTag { using type = LargeTag; };
 template <> struct SkinnyTileTag<float> { using type = SkinnyTag; };
 

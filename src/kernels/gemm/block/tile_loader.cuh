@@ -10,12 +10,17 @@
 // Shared memory always holds the tile k-major, S[p][x], so that the
 // micro-tile reads contiguous x for one p (see thread/micro_tile.cuh).
 //
-// Each thread moves PER_THREAD elements per tile as NV vectors of V elements
-// along the contiguous direction. With `vec` (base aligned to V elements and
-// the ld a multiple of V, checked by the host) a whole in-bounds vector is
-// one global load; otherwise, and at the matrix edges, element by element
-// with zero fill. Tiles that lie wholly inside the matrix skip the checks
-// on either path. No out-of-bounds element is read.
+// Each thread moves PER_THREAD elements per tile, as NV groups of V. Two
+// element maps, chosen at compile time by VEC:
+//   VEC (base aligned to V elements and the ld a multiple of V, checked by
+//     the host): a group is V elements along the contiguous direction, one
+//     16-byte global load where wholly in bounds;
+//   !VEC: the lanes of a warp take consecutive elements along the contiguous
+//     direction and a thread's elements lie `e_stride` apart, so that every
+//     scalar load of the warp reads whole 32-byte sectors (a thread reading
+//     V neighbours would spread each load over four times the sectors).
+// At the matrix edges each element is checked and zero filled; tiles that lie
+// wholly inside the matrix skip the checks. No out-of-bounds element is read.
 #pragma once
 
 #include <cstdint>
@@ -26,41 +31,54 @@ namespace egpu::kernels::block {
 
 constexpr int cmin(int a, int b) { return a < b ? a : b; }
 
-template <class T, int BX, int BK, int THREADS, bool XC>
+template <class T, int BX, int BK, int THREADS, bool XC, bool VEC>
 struct TileLoader {
   static constexpr int per_thread = BX * BK / THREADS;
   static constexpr int vec_max = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
   static constexpr int V = cmin(cmin(vec_max, per_thread), BK);  // powers of two: divides BX, BK
   static constexpr int NV = per_thread / V;
   static_assert(per_thread % V == 0 && BX % V == 0 && BK % V == 0, "vector split");
+  // !VEC: a warp's lanes run along the contiguous direction, whole lines of
+  // the tile per step of the thread's elements.
+  static constexpr int line = XC ? BX : BK;                 // elements along the contiguous direction
+  static constexpr int lines_per_step = THREADS / line;     // lines the block covers per element
+  static_assert(VEC || THREADS % line == 0, "scalar map: the threads cover whole lines");
 
-  const T* src[NV];       // this thread's vector origins at the current k tile
+  const T* src[NV];       // this thread's group origins at the current k tile
+  std::int64_t e_stride;  // !VEC: distance between a group's elements
   int x_left;             // rows (x) of the matrix from the tile origin, clamped to [0, BX]
-  bool vec, conj;
+  bool conj;
   T reg[NV][V];
 
-  // Tile-local coordinates of vector v of this thread (recomputed, not kept:
-  // registers are the scarce resource of the kernel).
-  __device__ __forceinline__ void coords(int v, int& xl, int& pl) const {
-    const int q = int(threadIdx.x) + v * THREADS;
-    if constexpr (XC) {
-      pl = q / (BX / V);
-      xl = (q % (BX / V)) * V;
+  // Tile-local coordinates of element e of group v of this thread
+  // (recomputed, not kept: registers are the scarce resource of the kernel).
+  __device__ __forceinline__ static void coords(int v, int e, int& xl, int& pl) {
+    if constexpr (VEC) {
+      const int q = int(threadIdx.x) + v * THREADS;
+      if constexpr (XC) {
+        pl = q / (BX / V);
+        xl = (q % (BX / V)) * V + e;
+      } else {
+        xl = q / (BK / V);
+        pl = (q % (BK / V)) * V + e;
+      }
     } else {
-      xl = q / (BK / V);
-      pl = (q % (BK / V)) * V;
+      const int along = int(threadIdx.x) % line;
+      const int across = int(threadIdx.x) / line + (v * V + e) * lines_per_step;
+      xl = XC ? along : across;
+      pl = XC ? across : along;
     }
   }
 
   __device__ __forceinline__ TileLoader(const T* ptr, std::int64_t ld, std::int64_t x_total,
-                                        std::int64_t x0, bool vec_, bool conj_)
-      : vec(vec_), conj(conj_) {
+                                        std::int64_t x0, bool conj_)
+      : e_stride(std::int64_t(lines_per_step) * ld), conj(conj_) {
     const std::int64_t left = x_total - x0;
     x_left = left >= BX ? BX : int(left);
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
       int xl, pl;
-      coords(v, xl, pl);
+      coords(v, 0, xl, pl);
       // Only dereferenced where in bounds (see load).
       src[v] = XC ? ptr + (x0 + xl) + std::int64_t(pl) * ld : ptr + (x0 + xl) * ld + pl;
     }
@@ -86,25 +104,19 @@ struct TileLoader {
     }
   }
 
-  // An interior tile: every element in bounds, no checks. ALWAYS_VEC: the
-  // caller knows `vec` holds.
-  template <bool ALWAYS_VEC = false>
+  // An interior tile: every element in bounds, no checks.
   __device__ __forceinline__ void load_interior(std::int64_t k_step) {
-    if (ALWAYS_VEC || vec) {
 #pragma unroll
-      for (int v = 0; v < NV; ++v) {
+    for (int v = 0; v < NV; ++v) {
+      if constexpr (VEC) {
         const auto pk = *reinterpret_cast<const thread::Pack<T, V>*>(src[v]);
 #pragma unroll
         for (int e = 0; e < V; ++e) reg[v][e] = pk.v[e];
-        src[v] += k_step;
-      }
-    } else {
+      } else {
 #pragma unroll
-      for (int v = 0; v < NV; ++v) {
-#pragma unroll
-        for (int e = 0; e < V; ++e) reg[v][e] = src[v][e];
-        src[v] += k_step;
+        for (int e = 0; e < V; ++e) reg[v][e] = src[v][e * e_stride];
       }
+      src[v] += k_step;
     }
   }
 
@@ -114,19 +126,19 @@ struct TileLoader {
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
       int xl, pl;
-      coords(v, xl, pl);
-      const int xrem = x_left - xl;  // elements left along x from the vector origin
-      // Last element of the vector in bounds <=> the whole vector is.
-      const bool full = XC ? (xrem >= V && pl < krem) : (xrem > 0 && pl + V <= krem);
-      if (vec && full) {
+      coords(v, 0, xl, pl);
+      // VEC: the last element of the group in bounds <=> the whole group is.
+      const bool full = XC ? (x_left - xl >= V && pl < krem) : (xl < x_left && pl + V <= krem);
+      if (VEC && full) {
         const auto pk = *reinterpret_cast<const thread::Pack<T, V>*>(src[v]);
 #pragma unroll
         for (int e = 0; e < V; ++e) reg[v][e] = pk.v[e];
       } else {
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const bool ok = XC ? (xrem > e && pl < krem) : (xrem > 0 && pl + e < krem);
-          reg[v][e] = ok ? src[v][e] : thread::zero<T>();
+          coords(v, e, xl, pl);
+          const std::int64_t off = VEC ? std::int64_t(e) : e * e_stride;
+          reg[v][e] = xl < x_left && pl < krem ? src[v][off] : thread::zero<T>();
         }
       }
       src[v] += k_step;
@@ -139,15 +151,18 @@ struct TileLoader {
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
       int xl, pl;
-      coords(v, xl, pl);
-      if constexpr (XC) {
+      if constexpr (VEC && XC) {
+        coords(v, 0, xl, pl);
         thread::Pack<T, V> pk;
 #pragma unroll
         for (int e = 0; e < V; ++e) pk.v[e] = thread::conj_if(reg[v][e], conj);
         *reinterpret_cast<thread::Pack<T, V>*>(&s[pl][xl]) = pk;
       } else {
 #pragma unroll
-        for (int e = 0; e < V; ++e) s[pl + e][xl] = thread::conj_if(reg[v][e], conj);
+        for (int e = 0; e < V; ++e) {
+          coords(v, e, xl, pl);
+          s[pl][xl] = thread::conj_if(reg[v][e], conj);
+        }
       }
     }
   }

@@ -45,21 +45,17 @@ KSlices plan_slices(const GemmArgs<T>& g, int sms) {
 
 }  // namespace
 
-// tensor_large when its tiles fill min_waves waves of the SMs; else
-// tensor_small when the large tiles fill the SMs once (its smaller tiles and
-// more resident blocks per SM then fill them better); else split_k when its
-// tile (SplitTileTag) gets at least two k-slices; else tensor_small.
+// tensor_large when its tiles give every multiprocessor a block; else
+// split_k when its tile (SplitTileTag) gets at least two k-slices; else
+// tensor_small.
 template <class T>
 GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {
   std::int64_t tiles = 0;
-  int min_waves = 1;
   with_shape<T, TensorLargeTag>(g.math, [&](auto shape) {
     using S = decltype(shape);
     tiles = ((g.m + S::bm - 1) / S::bm) * ((g.n + S::bn - 1) / S::bn);
-    min_waves = S::min_waves;
   });
-  if (tiles >= std::int64_t(sms) * min_waves) return GemmConfig::tensor_large;
-  if (tiles >= sms) return GemmConfig::tensor_small;
+  if (tiles >= sms) return GemmConfig::tensor_large;
   return plan_slices(g, sms).count >= 2 ? GemmConfig::split_k : GemmConfig::tensor_small;
 }
 

@@ -22,10 +22,8 @@ template <class T>
 void gemm_mma(const GemmArgs<T>& args, cudaStream_t stream, GemmConfig config, int sms);
 
 // The automatic choice among those: tensor_large when its tiles give every
-// multiprocessor min_waves blocks (gemm_mma_config.hpp; 16 for double, 1
-// otherwise); otherwise tensor_small when they give every multiprocessor a
-// block; otherwise split_k when k is deep enough to give the split tile at
-// least two slices; otherwise tensor_small.
+// multiprocessor a block; otherwise split_k when k is deep enough to give
+// the split tile at least two slices; otherwise tensor_small.
 template <class T>
 GemmConfig choose_mma_config(const GemmArgs<T>& args, int sms);
 

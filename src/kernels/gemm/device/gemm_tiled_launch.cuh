@@ -46,8 +46,10 @@ template <class T, class Tag>
 void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchExtras& x = {}) {
   using S = TileShape<T, Tag>;
   // The vector width does not depend on the layout.
-  using LoaderA = block::TileLoader<T, S::bm, S::bk, S::threads, true>;
-  using LoaderB = block::TileLoader<T, S::bn, S::bk, S::threads, true>;
+  using LoaderA = block::TileLoader<T, S::bm, S::bk, S::threads, true, true>;
+  using LoaderB = block::TileLoader<T, S::bn, S::bk, S::threads, true, true>;
+  // Scalars whose groups are single elements have one map only.
+  constexpr bool has_scalar_map = LoaderA::V > 1 || LoaderB::V > 1;
 
   const int slices = x.slices.count > 1 ? x.slices.count : 1;
   kernel::GemmParams<T> p{};
@@ -70,25 +72,37 @@ void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchEx
                   unsigned(slices));
   const bool a_xc = g.a_layout == Layout::col_major;  // (i, p) at a[i + p * lda]
   const bool b_xc = g.b_layout == Layout::row_major;  // (p, j) at b[p * ldb + j]
-  auto run = [&](auto a_xc_t, auto b_xc_t) {
+  // 16-byte loads only when both operands allow them (k == 0 loads nothing).
+  const bool vec = !has_scalar_map || g.k == 0 || (p.a_vec && p.b_vec);
+  auto run = [&](auto a_xc_t, auto b_xc_t, auto vec_t) {
     constexpr bool AX = decltype(a_xc_t)::value, BX = decltype(b_xc_t)::value;
+    constexpr bool VEC = decltype(vec_t)::value;
     using LT = typename LayoutTile<T, Tag, AX, BX>::type;
     using SL = TileShape<T, LT>;
     static_assert(SL::bm == S::bm && SL::bn == S::bn && SL::bk == S::bk &&
                       SL::threads == S::threads && SL::tm == S::tm && SL::tn == S::tn,
                   "a layout's schedule keeps the tile's shape");
-    kernel::gemm_tiled_kernel<T, LT, AX, BX><<<grid, S::threads, 0, stream>>>(p);
+    kernel::gemm_tiled_kernel<T, LT, AX, BX, VEC><<<grid, S::threads, 0, stream>>>(p);
+  };
+  auto run_map = [&](auto a_xc_t, auto b_xc_t) {
+    if constexpr (has_scalar_map) {
+      if (!vec) {
+        run(a_xc_t, b_xc_t, std::false_type{});
+        return;
+      }
+    }
+    run(a_xc_t, b_xc_t, std::true_type{});
   };
   using yes = std::true_type;
   using no = std::false_type;
   if (a_xc && b_xc)
-    run(yes{}, yes{});
+    run_map(yes{}, yes{});
   else if (a_xc)
-    run(yes{}, no{});
+    run_map(yes{}, no{});
   else if (b_xc)
-    run(no{}, yes{});
+    run_map(no{}, yes{});
   else
-    run(no{}, no{});
+    run_map(no{}, no{});
   runtime::launch_check("gemm_tiled_kernel");
 }
 

@@ -1,8 +1,10 @@
 // The tiled SIMT GEMM kernel: one block computes a bm x bn tile of C,
 // streaming k in bk-deep stages through double-buffered shared memory
 // (global loads of stage s+1 are in flight while stage s is multiplied).
-// Scalar, tile shape and the two operand layouts are template parameters;
-// conj, the vector paths and beta are run-time (uniform) flags.
+// Scalar, tile shape, the two operand layouts and the global-load map (VEC:
+// 16-byte loads for both operands, else coalesced scalar loads, see
+// block/tile_loader.cuh) are template parameters; conj, the vector C store
+// and beta are run-time (uniform) flags.
 //
 // Split-k: block z of the grid covers k in [z * k_slice, min(k, (z + 1) *
 // k_slice)) and writes its product to c + z * c_slice (device/
@@ -10,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/gemm/block/shared_tiles.cuh"
 #include "kernels/gemm/block/tile_loader.cuh"
@@ -41,10 +42,9 @@ struct GemmParams : ProductParams<T> {
 //
 // With S::steady_loop, interior tiles run their steady state (this stage
 // and the next whole) in a loop of its own whose global loads carry no
-// tests, not even of the vector path when both operands take it: a test and
-// branch stalls the warp for several cycles, and the FMA pipe only stays
-// busy on an unbroken stream. It costs a second copy of the stage in the
-// code.
+// tests: a test and branch stalls the warp for several cycles, and the FMA
+// pipe only stays busy on an unbroken stream. It costs a second copy of the
+// stage in the code.
 template <bool CHECKED, class S, class Smem, class LA, class LB, class Micro>
 __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, std::int64_t krem,
                                        std::int64_t a_step, std::int64_t b_step, int r0, int c0) {
@@ -93,18 +93,12 @@ __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, s
 
   int cur = 0;
   if constexpr (!CHECKED && S::steady_loop) {
-    auto steady = [&](auto both_vec) {
-      for (; krem >= 2 * S::bk; cur ^= 1) {
-        krem -= S::bk;
-        la.template load_interior<decltype(both_vec)::value>(a_step);
-        lb.template load_interior<decltype(both_vec)::value>(b_step);
-        stage(cur, true);
-      }
-    };
-    if (la.vec && lb.vec)
-      steady(std::true_type{});
-    else
-      steady(std::false_type{});
+    for (; krem >= 2 * S::bk; cur ^= 1) {
+      krem -= S::bk;
+      la.load_interior(a_step);
+      lb.load_interior(b_step);
+      stage(cur, true);
+    }
   }
   for (;; cur ^= 1) {
     krem -= S::bk;
@@ -115,7 +109,7 @@ __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, s
   }
 }
 
-template <class T, class Tag, bool A_XC, bool B_XC>
+template <class T, class Tag, bool A_XC, bool B_XC, bool VEC>
 __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>::min_blocks)
     gemm_tiled_kernel(const GemmParams<T> p) {
   using S = TileShape<T, Tag>;
@@ -135,8 +129,8 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
   // gridDim.y is capped at 65535: the block walks the column tiles.
   for (std::int64_t tn = blockIdx.y; tn < n_tiles; tn += gridDim.y) {
     const std::int64_t n0 = tn * S::bn;
-    block::TileLoader<T, S::bm, S::bk, S::threads, A_XC> la(a, p.lda, p.m, m0, p.a_vec, p.conj_a);
-    block::TileLoader<T, S::bn, S::bk, S::threads, B_XC> lb(b, p.ldb, p.n, n0, p.b_vec, p.conj_b);
+    block::TileLoader<T, S::bm, S::bk, S::threads, A_XC, VEC> la(a, p.lda, p.m, m0, p.conj_a);
+    block::TileLoader<T, S::bn, S::bk, S::threads, B_XC, VEC> lb(b, p.ldb, p.n, n0, p.conj_b);
     Micro acc;
     acc.clear();
     if (klen > 0) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/complex.hpp"
 #include "kernels/gemm/gemm_args.hpp"
@@ -104,33 +105,71 @@ template <class T, MathMode M, int MT, int NT, int KM = 8> struct WarpMma;
 // ---- fp64 -------------------------------------------------------------------
 // KM = 8 or 16: the k of one DMMA (m16n8k8 or m16n8k16; k16 holds A elements
 // e = 0..7 at (g + 8 (e & 1), t + 4 (e >> 1)) and B elements e = 0..3 at t + 4e).
+// Besides the whole stage, the fragments of one k step can be loaded and
+// multiplied apart (Frag, load_a / load_b, mma_row), for the kernel's
+// fragment pipeline.
 template <MathMode M, int MT, int NT, int KM>
 struct WarpMma<double, M, MT, NT, KM> : RealAccumulators<double, MT, NT> {
   using RealAccumulators<double, MT, NT>::acc;
+  static constexpr bool has_fragments = true;
+  static constexpr int k_step = KM;
+
+  struct Frag {
+    double a[MT][KM / 2], b[NT][KM / 4];
+  };
+
+  // Fragments of k step KK (a multiple of KM) of the stage at sa / sb: A of
+  // m-tile I, all of B.
+  template <int KK, int I, bool AK, int LDA>
+  __device__ __forceinline__ static void load_a(const double* sa, Frag& f) {
+#pragma unroll
+    for (int e = 0; e < KM / 2; ++e) f.a[I][e] = sa[a_off<AK, LDA>(I, e, KK)];
+  }
+  template <int KK, bool BKC, int LDB>
+  __device__ __forceinline__ static void load_b(const double* sb, Frag& f) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < KM / 4; ++e) f.b[j][e] = sb[b_off<BKC, LDB>(j, e, KK)];
+  }
+
+  // The products of one k step for m-tile I.
+  template <int I>
+  __device__ __forceinline__ void mma_row(const Frag& f) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      if constexpr (KM == 16)
+        mma_f64_16x8x16(acc[I][j], f.a[I], f.b[j]);
+      else
+        mma_f64_16x8x8(acc[I][j], f.a[I], f.b[j]);
+    }
+  }
 
   template <int BK, bool AK, int LDA, bool BKC, int LDB>
   __device__ __forceinline__ void stage(const double* sa, const double* sb) {
     static_assert(BK % KM == 0, "stage depth");
-#pragma unroll
-    for (int kk = 0; kk < BK; kk += KM) {
-      double a[MT][KM / 2], b[NT][KM / 4];
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int e = 0; e < KM / 2; ++e) a[i][e] = sa[a_off<AK, LDA>(i, e, kk)];
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int e = 0; e < KM / 4; ++e) b[j][e] = sb[b_off<BKC, LDB>(j, e, kk)];
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          if constexpr (KM == 16)
-            mma_f64_16x8x16(acc[i][j], a[i], b[j]);
-          else
-            mma_f64_16x8x8(acc[i][j], a[i], b[j]);
-        }
+    stage_from<0, BK, AK, LDA, BKC, LDB>(sa, sb);
+  }
+
+ private:
+  template <int KK, int BK, bool AK, int LDA, bool BKC, int LDB>
+  __device__ __forceinline__ void stage_from(const double* sa, const double* sb) {
+    if constexpr (KK < BK) {
+      Frag f;
+      rows_from<0>([&](auto i) { load_a<KK, decltype(i)::value, AK, LDA>(sa, f); });
+      load_b<KK, BKC, LDB>(sb, f);
+      rows_from<0>([&](auto i) { mma_row<decltype(i)::value>(f); });
+      stage_from<KK + KM, BK, AK, LDA, BKC, LDB>(sa, sb);
+    }
+  }
+
+ public:
+  // Calls f(std::integral_constant<int, i>) for the m-tiles i = I .. MT-1.
+  template <int I, class F>
+  __device__ __forceinline__ static void rows_from(F&& f) {
+    if constexpr (I < MT) {
+      f(std::integral_constant<int, I>{});
+      rows_from<I + 1>(f);
     }
   }
 };
