@@ -141,10 +141,19 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
       else
         k_loop<true, S>(smem, la, lb, acc, klen, a_step, b_step, r0, c0);
     }
-    acc.store(c + m0 * p.c_rs + n0 * p.c_cs, p.c_rs, p.c_cs, p.m - m0, p.n - n0, r0, c0, p.alpha,
-              p.beta, p.beta_is_zero, p.c_vec);
+    if (Micro::staged_store && p.c_rs == 1 && !p.c_vec) {
+      // Columns of C off the vector grid: stored through shared memory, which
+      // every warp must be done reading first.
+      __syncthreads();
+      constexpr int scratch = int(sizeof(Smem) / sizeof(T)) / (S::threads / 32);
+      acc.template store_staged<scratch>(c + m0 + n0 * p.c_cs, p.c_cs, p.m - m0, p.n - n0, p.alpha,
+                                         p.beta, p.beta_is_zero, reinterpret_cast<T*>(&smem));
+    } else {
+      acc.store(c + m0 * p.c_rs + n0 * p.c_cs, p.c_rs, p.c_cs, p.m - m0, p.n - n0, r0, c0, p.alpha,
+                p.beta, p.beta_is_zero, p.c_vec);
+    }
     // The k loop ends without a barrier: the next tile's first stores into
-    // shared memory wait for every thread's last fragment reads.
+    // shared memory wait for every thread's last fragment (or scratch) reads.
     if (tn + gridDim.y < n_tiles) __syncthreads();
   }
 }

@@ -115,6 +115,66 @@ struct MicroTile {
   // so that the C reads need no extra registers. With c_rs == 1 and
   // `vec_c` (C's base and c_cs multiples of the vector), whole in-bounds
   // row chunks move as one vector access.
+  // Whether the kernel stores C through store_staged where the vector path
+  // is off: for micro-tiles of up to 64 accumulators. With the 128 of the
+  // float large tile, its code costs spills that reach the main loop.
+  static constexpr bool staged_store = TM * TN <= 64;
+
+  // Largest power of two up to `fit` that divides wn (columns per pass of
+  // store_staged).
+  static constexpr int columns_per_pass(int fit) {
+    int cp = 1;
+    while (cp * 2 <= fit && Shape::wn % (cp * 2) == 0) cp *= 2;
+    return cp;
+  }
+
+  // The epilogue C = alpha * acc + beta * C through shared memory, for a C
+  // whose columns the vector path cannot store (c_rs == 1, c_cs == ldc not
+  // a multiple of the vector). Each warp writes its wm x wn accumulators,
+  // CP columns at a time, into its SCRATCH elements of `scratch` (column
+  // major), then its lanes store every column as consecutive rows: each
+  // global store of the warp covers whole 32-byte sectors of one column,
+  // where stores from the thread-owned rows (4 rows apart across lanes) write
+  // every sector in four pieces. c: the block tile's origin; m_left, n_left:
+  // rows and columns of C from it. The caller synchronises the block first
+  // (the scratch overlays the operand tiles).
+  template <int SCRATCH>
+  __device__ __forceinline__ void store_staged(T* c, std::int64_t ldc, std::int64_t m_left,
+                                               std::int64_t n_left, T alpha, T beta,
+                                               bool beta_is_zero, T* scratch) const {
+    constexpr int WM = Shape::wm, WN = Shape::wn, LD = WM + 1;
+    constexpr int CP = columns_per_pass(SCRATCH / LD);
+    static_assert(SCRATCH >= LD, "a warp's scratch holds a column");
+    const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+    T* const s = scratch + warp * SCRATCH;
+    const int wr = (warp % Shape::warps_m) * WM, wc = (warp / Shape::warps_m) * WN;
+    const int tr = lane_m(lane) * CHA, tc = lane_n(lane) * CHB;
+#pragma unroll 1
+    for (int p0 = 0; p0 < WN; p0 += CP) {
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const int col = tc + col_off(j) - p0;
+        if (col < 0 || col >= CP) continue;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) s[col * LD + tr + row_off(i)] = mul(alpha, acc[i][j]);
+      }
+      __syncwarp();
+#pragma unroll 1
+      for (int cc = 0; cc < CP; ++cc) {
+        const std::int64_t col = wc + p0 + cc;
+        if (col >= n_left) break;
+        T* const cg = c + wr + col * ldc;
+#pragma unroll
+        for (int row = lane; row < WM; row += 32) {
+          if (wr + row >= m_left) break;
+          const T v = s[cc * LD + row];
+          cg[row] = beta_is_zero ? v : madd(beta, cg[row], v);
+        }
+      }
+      __syncwarp();
+    }
+  }
+
   __device__ __forceinline__ void store(T* c, std::int64_t c_rs, std::int64_t c_cs,
                                         std::int64_t m_left, std::int64_t n_left, int r0, int c0,
                                         T alpha, T beta, bool beta_is_zero, bool vec_c) {
