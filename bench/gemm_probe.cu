@@ -478,18 +478,25 @@ double median_ms(F&& f, int reps) {
   return ms[ms.size() / 2];
 }
 
-// cuBLAS's time for the plain product g (ops from the layouts, no conj) with
-// default math (no TF32), median of reps; leaves its C in g.c.
+// One cuBLAS call of the plain product g (ops from the layouts, no conj), in
+// the handle's current math mode; g must outlive the function.
 template <class T>
-double cublas_default_ms(const GemmArgs<T>& g, int reps = 7) {
-  cublasOperation_t ta, tb;
-  cublas_op(g.a_layout, false, &ta);
-  cublas_op(g.b_layout, false, &tb);
-  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-  const double ms = median_ms<T>([&] {
+std::function<void()> cublas_call(const GemmArgs<T>& g) {
+  return [&g] {
+    cublasOperation_t ta, tb;
+    cublas_op(g.a_layout, false, &ta);
+    cublas_op(g.b_layout, false, &tb);
     CB(cublas_gemm(g_handle, ta, tb, int(g.m), int(g.n), int(g.k), &g.alpha, g.a, int(g.lda), g.b,
                    int(g.ldb), &g.beta, g.c, int(g.ldc)));
-  }, reps);
+  };
+}
+
+// cuBLAS's time for g with default math (no TF32), median of reps; leaves
+// its C in g.c.
+template <class T>
+double cublas_default_ms(const GemmArgs<T>& g, int reps = 7) {
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  const double ms = median_ms<T>(cublas_call(g), reps);
   CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
   return ms;
 }
@@ -993,9 +1000,7 @@ void simt_profile() {
   device::launch_tiled<float, LargeTag>(g, nullptr);
   device::launch_tiled<float, SimtExpNoSteady>(g, nullptr);
   CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
-  const int N = 4096;
-  CB(cublas_gemm(g_handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &g.alpha, g.a, N, g.b, N, &g.beta,
-                 g.c, N));
+  cublas_call(g)();
   CK(cudaDeviceSynchronize());
 }
 
@@ -1090,16 +1095,10 @@ void time_interleaved(const char* head, double flops,
   }
 }
 
-// The cuBLAS launcher of a timing list (default math, no TF32).
+// The cuBLAS entry of a timing list (the caller sets default math).
 template <class T>
 std::pair<std::string, std::function<void()>> cublas_launcher(const GemmArgs<T>& g) {
-  return {"cuBLAS", [&g] {
-            cublasOperation_t ta, tb;
-            cublas_op(g.a_layout, false, &ta);
-            cublas_op(g.b_layout, false, &tb);
-            CB(cublas_gemm(g_handle, ta, tb, int(g.m), int(g.n), int(g.k), &g.alpha, g.a, int(g.lda),
-                           g.b, int(g.ldb), &g.beta, g.c, int(g.ldc)));
-          }};
+  return {"cuBLAS", cublas_call(g)};
 }
 
 // One fp64 shape: cuBLAS, the automatic choice and every tile of
@@ -1165,7 +1164,6 @@ int gaps_main() {
   });
   report("float medium-nosteady", check_variant<float, MediumNoSteady>(false));
   report("float skinny v2", check_variant<float, SkinnyV2>(false));
-  report("float skinny (library)", check_variant<float, SkinnyTag>(false));
   const Layout C = Layout::col_major, R = Layout::row_major;
   time_float_odd();
   time_skinny_variants();
