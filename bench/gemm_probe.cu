@@ -17,6 +17,7 @@
 //   ./build-probe/gemm_probe --simt    split-k checks + SIMT and awkward-shape timings
 //   ./build-probe/gemm_probe --simt-quick  the split-k checks only, fewer cases
 //   ./build-probe/gemm_probe --gaps    fp64 tile candidates, float odd and skinny shapes
+//   ./build-probe/gemm_probe --nn      float NN (transposed run) and tf32x3 odd-shape timings
 //   ./build-probe/gemm_probe --gaps-profile  float medium tile and cuBLAS on 4095x4097x511 (for ncu)
 // Exits nonzero on any correctness failure.
 //
@@ -1176,6 +1177,67 @@ int gaps_main() {
   return failures ? 1 : 0;
 }
 
+// ---- exact fp32 NN and tf32x3 on the odd shape (--nn) ------------------------------
+// The library runs float NN products on the large tile as C^T = B^T A^T (TT
+// on the 4x2-warp schedule, C stored transposed; RunTransposed in
+// gemm_tile_config.hpp). NnPlain is the large tile under another name, so
+// that its NN launch takes the tile's own NN schedule as before.
+struct NnPlain {};
+namespace egpu::kernels {
+template <> struct TileConfig<float, NnPlain> : TileConfig<float, LargeTag> {};
+}  // namespace egpu::kernels
+
+// NN at 4096 and 8192: cuBLAS, the automatic choice (the transposed run) and
+// the plain NN kernel; TT beside it. Then tf32x3 on 4095x4097x511 with its leading dimensions padded
+// onto the 16-byte grid in turn (A and B, C), against SGEMM.
+void time_nn() {
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  const Layout C = Layout::col_major, R = Layout::row_major;
+  for (i64 N : {4096, 8192}) {
+    DeviceProblem<float> pr(N, N, N, C, C);
+    GemmArgs<float>& g = pr.g;
+    std::vector<std::pair<std::string, std::function<void()>>> fs{cublas_launcher(g)};
+    fs.push_back({"automatic", [&g] { gemm_tiled(g, nullptr, GemmConfig::automatic); }});
+    fs.push_back({"nn-plain", [&g] { device::launch_tiled<float, NnPlain>(g, nullptr); }});
+    char head[96];
+    std::snprintf(head, sizeof head, "NN %5lld", (long long)N);
+    time_interleaved(head, pr.flops, fs);
+    DeviceProblem<float> tt(N, N, N, R, R);
+    GemmArgs<float>& h = tt.g;
+    std::vector<std::pair<std::string, std::function<void()>>> ft{cublas_launcher(h)};
+    ft.push_back({"automatic", [&h] { gemm_tiled(h, nullptr, GemmConfig::automatic); }});
+    std::snprintf(head, sizeof head, "TT %5lld", (long long)N);
+    time_interleaved(head, tt.flops, ft);
+  }
+  const std::array<std::array<i64, 6>, 4> shapes{{{4095, 4097, 511, 0, 0, 0},
+                                                  {4095, 4097, 511, 0, 0, 1},
+                                                  {4095, 4097, 511, 1, 1, 0},
+                                                  {4096, 4096, 512, 0, 0, 0}}};
+  for (const auto& s : shapes) {
+    DeviceProblem<float> pr(s[0], s[1], s[2], C, C, {s[3], s[4], s[5]});
+    GemmArgs<float>& g = pr.g;
+    g.math = MathMode::tf32x3;
+    std::vector<std::pair<std::string, std::function<void()>>> fs{cublas_launcher(g)};
+    fs.push_back({"tf32x3", [&g] { gemm_tiled(g, nullptr, GemmConfig::automatic); }});
+    fs.push_back({"tf32x3-small", [&g] { gemm_tiled(g, nullptr, GemmConfig::tensor_small); }});
+    char head[96];
+    std::snprintf(head, sizeof head, "X3ODD %5lldx%5lldx%5lld ld %lld/%lld/%lld", (long long)s[0],
+                  (long long)s[1], (long long)s[2], (long long)g.lda, (long long)g.ldb, (long long)g.ldc);
+    time_interleaved(head, pr.flops, fs);
+  }
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+}
+
+int nn_main() {
+  const Stats plain = check_variant<float, NnPlain>(false), lib = check_variant<float, LargeTag>(false);
+  std::printf("CHECK float nn-plain cases %d failures %d; float large (transposed NN) cases %d failures %d\n",
+              plain.cases, plain.failures, lib.cases, lib.failures);
+  time_nn();
+  const int failures = plain.failures + lib.failures;
+  std::printf("%s (%d failures)\n", failures ? "NN CHECKS FAILED" : "NN CHECKS PASSED", failures);
+  return failures ? 1 : 0;
+}
+
 // --gaps-profile: for ncu, one launch each of the float medium tile (and it
 // without the steady loop) on 4095x4097x511 and 4096x4096x512, and of cuBLAS
 // SGEMM (default math) on the odd shape.
@@ -1214,6 +1276,11 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && !std::strcmp(argv[1], "--gaps")) {
     const int rc = gaps_main();
+    CB(cublasDestroy(g_handle));
+    return rc;
+  }
+  if (argc > 1 && !std::strcmp(argv[1], "--nn")) {
+    const int rc = nn_main();
     CB(cublasDestroy(g_handle));
     return rc;
   }

@@ -489,6 +489,30 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(skinny_long_k, S, Scalars) {
   run_jobs<S>(jobs);
 }
 
+// NN products deep in k with both operands on the 16-byte grid: float's
+// large tile runs them transposed (C^T = B^T A^T, C stored row by row, see
+// RunTransposed); partial tiles along both sides, aligned and odd ldc,
+// beta != 0 and beta_is_zero. The large configuration only: these shapes
+// are too small for the automatic choice to take it. float only: no other
+// scalar has the path, and the sanitizers' time is better spent elsewhere.
+BOOST_AUTO_TEST_CASE(nn_long_k_float) {
+  using S = float;
+  const Index shapes[][4] = {{300, 257, 4096, 0}, {129, 383, 4100, 1}, {1, 129, 4096, 3}, {257, 1, 5000, 4}};
+  std::vector<Job> jobs;
+  for (const auto& s : shapes)
+    for (bool beta_is_zero : {true, false}) {
+      Case c = random_case<S>(s[0], s[1], s[2]);
+      c.a_layout = c.b_layout = Layout::col_major;
+      c.lda_pad = (4 - s[0] % 4) % 4 + 4 * pick(0, 1);  // lda = m + pad, a multiple of 4
+      c.ldb_pad = (4 - s[2] % 4) % 4 + 4 * pick(0, 1);
+      c.ldc_pad = s[3];
+      c.offset = 0;
+      c.beta_is_zero = beta_is_zero;
+      jobs.push_back({c, {{MathMode::exact, GemmConfig::large}}});
+    }
+  run_jobs<S>(jobs);
+}
+
 // Enough output tiles that the automatic choice takes the large
 // configurations, with interior (unchecked) tiles: aligned leading
 // dimensions (vector loads) and odd ones with an offset base (scalar

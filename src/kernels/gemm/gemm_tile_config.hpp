@@ -85,6 +85,22 @@ template <class T, class Tag, bool A_XC, bool B_XC> struct LayoutTile { using ty
 template <bool XC> struct LayoutTile<float, LargeTag, XC, XC> { using type = LargeLateTag; };
 template <> struct LayoutTile<float, LargeTag, false, true> { using type = LargeW4Tag; };
 
+// Layouts whose products the launch runs transposed, C^T = op(B)^T op(A)^T
+// on the mirrored layouts and their schedule, with C stored row by row
+// (element by element), where k >= min_k: float's large tile for NN, whose
+// mirror TT runs 2-3 % faster on the 4x2-warp schedule, stores included, at
+// k = 4096 and 8192 (bench/NOTES-gemm.md, version 5). The row store writes
+// each 32-byte sector in pieces; with the stores' share of the time growing
+// as k shrinks, 8192x8192x64 ran at half the rate of the plain NN kernel.
+template <class T, class Tag, bool A_XC, bool B_XC> struct RunTransposed {
+  static constexpr bool value = false;
+  static constexpr long long min_k = 0;
+};
+template <> struct RunTransposed<float, LargeTag, true, false> {
+  static constexpr bool value = true;
+  static constexpr long long min_k = 4096;
+};
+
 // fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of
 // 64x32, paired update order, early hand-over, paired lanes, steady loop.
 // Its rate relative to the large tile on whole waves (bench/NOTES-gemm.md)

@@ -11,12 +11,18 @@
 // whichever orientation is there (warp/mma_tile.cuh). Rows are padded
 // (see pad_of) so that those fragment loads are free of bank conflicts.
 //
-// Each thread copies PER_THREAD chunks of V = 16 / sizeof(T) elements along
-// the contiguous direction. With `vec` (base aligned to 16 bytes and the ld
-// a multiple of V, checked by the host) a chunk inside the matrix is one
-// 16-byte copy; otherwise, and for the chunk that crosses the matrix edge,
-// one copy per element. Elements outside the matrix are zero-filled and
-// never read.
+// Two element maps, fixed at compile time by ELEMENTS:
+//   !ELEMENTS: each thread copies PER_THREAD chunks of V = 16 / sizeof(T)
+//     elements along the contiguous direction. With `vec` (base aligned to
+//     16 bytes and the ld a multiple of V, checked by the host) a chunk
+//     inside the matrix is one 16-byte copy; otherwise, and for the chunk
+//     that crosses the matrix edge, one copy per element.
+//   ELEMENTS (for operands off the 16-byte grid): one copy per element, the
+//     lanes of a warp on consecutive elements of a shared row, so that every
+//     copy instruction of a warp reads whole 32-byte sectors and writes
+//     consecutive banks (lanes V elements apart spread each one over V times
+//     the sectors and bank cycles).
+// Elements outside the matrix are zero-filled and never read.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +42,7 @@ constexpr int pad_of() {
   return KCONTIG ? 4 : 2;                                 // four 8-lane wavefronts
 }
 
-template <class T, int BX, int BK, int THREADS, bool KCONTIG>
+template <class T, int BX, int BK, int THREADS, bool KCONTIG, bool ELEMENTS = false>
 struct AsyncTileLoader {
   static constexpr int V = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
   static constexpr int rows = KCONTIG ? BX : BK;  // shared tile rows
@@ -48,20 +54,30 @@ struct AsyncTileLoader {
   static constexpr int per_thread = rows / rows_per_pass;
   static_assert(cols % V == 0 && THREADS % chunks_per_row == 0 && rows % rows_per_pass == 0,
                 "chunk split");
+  // ELEMENTS: whole shared rows per pass, one element per thread each.
+  static constexpr int element_rows_per_pass = THREADS / cols;
+  static constexpr int elements_per_thread = rows / (element_rows_per_pass > 0 ? element_rows_per_pass : 1);
+  static_assert(!ELEMENTS || (THREADS % cols == 0 && rows % element_rows_per_pass == 0),
+                "element split");
   static_assert((ld * sizeof(T)) % 16 == 0, "shared rows stay 16-byte aligned");
 
   const T* src;          // this thread's first chunk at the next k tile
   std::int64_t gld;      // global stride between shared rows
   std::int64_t k_step;   // pointer advance per k tile
-  int row0, col0;        // this thread's first chunk in the tile
+  int row0, col0;        // this thread's first chunk (ELEMENTS: element) in the tile
   int x_left;            // matrix extent along x from the tile origin, clamped to BX
   bool vec;
 
   __device__ __forceinline__ AsyncTileLoader(const T* ptr, std::int64_t ld_global,
                                              std::int64_t x_total, std::int64_t x0, bool vec_)
       : gld(ld_global), vec(vec_) {
-    row0 = int(threadIdx.x) / chunks_per_row;
-    col0 = (int(threadIdx.x) % chunks_per_row) * V;
+    if constexpr (ELEMENTS) {
+      row0 = int(threadIdx.x) / cols;
+      col0 = int(threadIdx.x) % cols;
+    } else {
+      row0 = int(threadIdx.x) / chunks_per_row;
+      col0 = (int(threadIdx.x) % chunks_per_row) * V;
+    }
     const std::int64_t left = x_total - x0;
     x_left = left >= BX ? BX : int(left);
     if (KCONTIG) {  // rows along x
@@ -79,7 +95,17 @@ struct AsyncTileLoader {
   __device__ __forceinline__ void load(T* s, std::int64_t krem64, const T* safe) {
     const int krem = krem64 >= BK ? BK : int(krem64);
     T* dst = s + row0 * ld + col0;
-    if (vec && x_left == BX && krem == BK) {  // interior tile: no checks
+    if constexpr (ELEMENTS) {
+      const int row_left = KCONTIG ? x_left : krem;  // valid shared rows
+      const bool col_ok = col0 < (KCONTIG ? krem : x_left);
+#pragma unroll
+      for (int i = 0; i < elements_per_thread; ++i) {
+        const bool ok = col_ok && row0 + i * element_rows_per_pass < row_left;
+        const T* g = src + i * element_rows_per_pass * gld;
+        cp_async<int(sizeof(T))>(dst + i * element_rows_per_pass * ld, ok ? g : safe,
+                                 ok ? int(sizeof(T)) : 0);
+      }
+    } else if (vec && x_left == BX && krem == BK) {  // interior tile: no checks
 #pragma unroll
       for (int i = 0; i < per_thread; ++i)
         cp_async<16>(dst + i * rows_per_pass * ld, src + i * rows_per_pass * gld, 16);

@@ -1,8 +1,8 @@
 // Launch of one tensor-core configuration: maps GemmArgs onto MmaParams,
-// decides the 16-byte cp.async path per operand, picks the kernel of the
-// operands' layouts, sizes the grid, launches and checks. Used by
-// gemm_mma.cu and by bench/gemm_probe.cu (which also times experimental
-// shapes).
+// decides the 16-byte cp.async path per operand (or the element map for
+// both), picks the kernel of the operands' layouts, sizes the grid, launches
+// and checks. Used by gemm_mma.cu and by bench/gemm_probe.cu (which also
+// times experimental shapes).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,11 +27,11 @@ bool mma_vector_ok(const T* ptr, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % V == 0;
 }
 
-template <class T, class Tag, MathMode M, bool AK, bool BK>
-void launch_mma_layout(const kernel::MmaParams<T>& p, std::int64_t tiles, int slices,
+template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL>
+void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int slices,
                        cudaStream_t stream) {
-  using Tr = kernel::MmaKernelTraits<T, Tag, M, AK, BK>;
-  auto* fn = &kernel::gemm_mma_kernel<T, Tag, M, AK, BK>;
+  using Tr = kernel::MmaKernelTraits<T, Tag, M, AK, BK, EL>;
+  auto* fn = &kernel::gemm_mma_kernel<T, Tag, M, AK, BK, EL>;
   // Above 48 KB, dynamic shared memory needs the kernel's opt-in (once).
   static const cudaError_t attr =
       cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::smem_bytes);
@@ -40,6 +40,23 @@ void launch_mma_layout(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
   const dim3 grid(unsigned(tiles < 0x7fffffff ? tiles : 0x7fffffff), unsigned(slices));
   fn<<<grid, Tr::S::threads, Tr::smem_bytes, stream>>>(p);
   runtime::launch_check("gemm_mma_kernel");
+}
+
+// The copy map of the product: for float, elements (EL) where either
+// operand is off the 16-byte grid (tf32x3 on 4095x4097x511: 0.83 -> 0.90 of
+// SGEMM, bench/NOTES-gemm.md). fp64 keeps the chunk map there: its large
+// tile would spill twice as much on the element map, and its odd shapes run
+// at cuBLAS's rate already.
+template <class T, class Tag, MathMode M, bool AK, bool BK>
+void launch_mma_layout(const kernel::MmaParams<T>& p, std::int64_t tiles, int slices,
+                       cudaStream_t stream) {
+  if constexpr (sizeof(T) == 4) {
+    if (p.k > 0 && !(p.a_vec && p.b_vec)) {
+      launch_mma_kernel<T, Tag, M, AK, BK, true>(p, tiles, slices, stream);
+      return;
+    }
+  }
+  launch_mma_kernel<T, Tag, M, AK, BK, false>(p, tiles, slices, stream);
 }
 
 // Requires m, n > 0. With slices.count > 1, computes the split-k partial

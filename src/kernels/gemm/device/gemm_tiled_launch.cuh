@@ -43,13 +43,27 @@ struct TiledLaunchExtras {
 
 // Requires m, n > 0.
 template <class T, class Tag>
-void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchExtras& x = {}) {
+void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunchExtras& x_in = {}) {
   using S = TileShape<T, Tag>;
   // The vector width does not depend on the layout.
   using LoaderA = block::TileLoader<T, S::bm, S::bk, S::threads, true, true>;
   using LoaderB = block::TileLoader<T, S::bn, S::bk, S::threads, true, true>;
   // Scalars whose groups are single elements have one map only.
   constexpr bool has_scalar_map = LoaderA::V > 1 || LoaderB::V > 1;
+
+  // An NN product that the tile runs transposed (RunTransposed), deep enough
+  // in k for the transposed C store not to matter and with its operands on
+  // the 16-byte load grid: C^T = B^T A^T on the TT layouts, C stored row by
+  // row (kernel C_ROWS).
+  using RT = RunTransposed<T, Tag, true, false>;
+  const bool nn_transposed = RT::value && !x_in.c_transposed && x_in.slices.count <= 1 &&
+                             g_in.a_layout == Layout::col_major &&
+                             g_in.b_layout == Layout::col_major && g_in.k >= RT::min_k &&
+                             vector_ok<T, LoaderA::V>(g_in.b, g_in.ldb) &&
+                             vector_ok<T, LoaderB::V>(g_in.a, g_in.lda);
+  const GemmArgs<T> g = nn_transposed ? transpose_problem(g_in) : g_in;
+  TiledLaunchExtras x = x_in;
+  x.c_transposed = x.c_transposed || nn_transposed;
 
   const int slices = x.slices.count > 1 ? x.slices.count : 1;
   kernel::GemmParams<T> p{};
@@ -82,6 +96,12 @@ void launch_tiled(const GemmArgs<T>& g, cudaStream_t stream, const TiledLaunchEx
     static_assert(SL::bm == S::bm && SL::bn == S::bn && SL::bk == S::bk &&
                       SL::threads == S::threads && SL::tm == S::tm && SL::tn == S::tn,
                   "a layout's schedule keeps the tile's shape");
+    if constexpr (RT::value && !AX && BX && VEC) {
+      if (nn_transposed) {
+        kernel::gemm_tiled_kernel<T, LT, AX, BX, VEC, true><<<grid, S::threads, 0, stream>>>(p);
+        return;
+      }
+    }
     kernel::gemm_tiled_kernel<T, LT, AX, BX, VEC><<<grid, S::threads, 0, stream>>>(p);
   };
   auto run_map = [&](auto a_xc_t, auto b_xc_t) {

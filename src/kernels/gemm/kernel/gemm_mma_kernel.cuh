@@ -4,7 +4,8 @@
 // shape and arithmetic come from MmaShape<T, Tag, M>; the operand layouts
 // are template flags (AK: op(A) is k-contiguous, i.e. A row_major; BK: op(B)
 // is k-contiguous, i.e. B col_major), so that fragment addresses are
-// compile-time offsets. Conj, alpha/beta and the vector path are run-time.
+// compile-time offsets. So is the element copy map of operands off the
+// 16-byte grid (EL); conj, alpha/beta and the vector path are run-time.
 #pragma once
 
 #include <cstdint>
@@ -30,11 +31,12 @@ struct MmaParams : ProductParams<T> {
 // a group, so that blocks resident at the same time share A and B panels in L2.
 constexpr int group_m = 8;
 
-template <class T, class Tag, MathMode M, bool AK, bool BK>
+// EL: both operands copied on the element map (block/async_tile_loader.cuh).
+template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL = false>
 struct MmaKernelTraits {
   using S = MmaShape<T, Tag, M>;
-  using LoaderA = block::AsyncTileLoader<T, S::bm, S::bk, S::threads, AK>;
-  using LoaderB = block::AsyncTileLoader<T, S::bn, S::bk, S::threads, BK>;
+  using LoaderA = block::AsyncTileLoader<T, S::bm, S::bk, S::threads, AK, EL>;
+  using LoaderB = block::AsyncTileLoader<T, S::bn, S::bk, S::threads, BK, EL>;
   using Warp = warp::WarpMma<T, M, S::mt, S::nt, S::mma_k>;
   static constexpr int smem_bytes =
       S::stages * (LoaderA::stage_elems + LoaderB::stage_elems) * int(sizeof(T));
@@ -134,10 +136,10 @@ __device__ __forceinline__ void k_loop_pipelined(Warp& w, const T* sa, const T* 
   }
 }
 
-template <class T, class Tag, MathMode M, bool AK, bool BK>
+template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL = false>
 __global__ void __launch_bounds__(MmaShape<T, Tag, M>::threads, MmaShape<T, Tag, M>::min_blocks)
     gemm_mma_kernel(const MmaParams<T> p) {
-  using Tr = MmaKernelTraits<T, Tag, M, AK, BK>;
+  using Tr = MmaKernelTraits<T, Tag, M, AK, BK, EL>;
   using S = typename Tr::S;
   using LA = typename Tr::LoaderA;
   using LB = typename Tr::LoaderB;

@@ -3,8 +3,9 @@
 // (global loads of stage s+1 are in flight while stage s is multiplied).
 // Scalar, tile shape, the two operand layouts and the global-load map (VEC:
 // 16-byte loads for both operands, else coalesced scalar loads, see
-// block/tile_loader.cuh) are template parameters; conj, the vector C store
-// and beta are run-time (uniform) flags.
+// block/tile_loader.cuh) and, with C_ROWS, a C stored row by row (c_cs ==
+// 1: the transposed products of device/gemm_tiled_launch.cuh) are template
+// parameters; conj, the vector C store and beta are run-time (uniform) flags.
 //
 // Split-k: block z of the grid covers k in [z * k_slice, min(k, (z + 1) *
 // k_slice)) and writes its product to c + z * c_slice (device/
@@ -109,7 +110,7 @@ __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, s
   }
 }
 
-template <class T, class Tag, bool A_XC, bool B_XC, bool VEC>
+template <class T, class Tag, bool A_XC, bool B_XC, bool VEC, bool C_ROWS = false>
 __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>::min_blocks)
     gemm_tiled_kernel(const GemmParams<T> p) {
   using S = TileShape<T, Tag>;
@@ -141,7 +142,10 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
       else
         k_loop<true, S>(smem, la, lb, acc, klen, a_step, b_step, r0, c0);
     }
-    if (Micro::staged_store && p.c_rs == 1 && !p.c_vec) {
+    if constexpr (C_ROWS) {
+      acc.store_rows(c + m0 * p.c_rs + n0, p.c_rs, p.m - m0, p.n - n0, r0, c0, p.alpha, p.beta,
+                     p.beta_is_zero);
+    } else if (Micro::staged_store && p.c_rs == 1 && !p.c_vec) {
       // Columns of C off the vector grid: stored through shared memory, which
       // every warp must be done reading first.
       __syncthreads();

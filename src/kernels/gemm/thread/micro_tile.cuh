@@ -175,6 +175,31 @@ struct MicroTile {
     }
   }
 
+  // The epilogue for C stored row by row, C(r, s) at c[r * ldc + s] (the
+  // transposed products of device/gemm_tiled_launch.cuh): store()'s element
+  // path with the unit column stride known, so that every address is the
+  // row's base plus an immediate offset.
+  __device__ __forceinline__ void store_rows(T* c, std::int64_t ldc, std::int64_t m_left,
+                                             std::int64_t n_left, int r0, int c0, T alpha, T beta,
+                                             bool beta_is_zero) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] = mul(alpha, acc[i][j]);
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int col = c0 + col_off(j);
+      if (col >= n_left) continue;
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+        const int row = r0 + row_off(i);
+        if (row >= m_left) continue;
+        T* const cc = c + std::int64_t(row) * ldc + col;
+        *cc = beta_is_zero ? acc[i][j] : madd(beta, *cc, acc[i][j]);
+      }
+    }
+  }
+
   __device__ __forceinline__ void store(T* c, std::int64_t c_rs, std::int64_t c_cs,
                                         std::int64_t m_left, std::int64_t n_left, int r0, int c0,
                                         T alpha, T beta, bool beta_is_zero, bool vec_c) {
