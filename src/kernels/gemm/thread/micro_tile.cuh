@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/gemm/gemm_tile_config.hpp"
 #include "kernels/gemm/thread/scalar_ops.cuh"
@@ -175,17 +176,22 @@ struct MicroTile {
     }
   }
 
-  // The epilogue for C stored row by row, C(r, s) at c[r * ldc + s] (the
-  // transposed products of device/gemm_tiled_launch.cuh): store()'s element
-  // path with the unit column stride known, so that every address is the
-  // row's base plus an immediate offset.
-  __device__ __forceinline__ void store_rows(T* c, std::int64_t ldc, std::int64_t m_left,
-                                             std::int64_t n_left, int r0, int c0, T alpha, T beta,
-                                             bool beta_is_zero) {
+  // acc *= alpha, in place, so that the C reads of the epilogue need no
+  // extra registers.
+  __device__ __forceinline__ void scale(T alpha) {
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
       for (int j = 0; j < TN; ++j) acc[i][j] = mul(alpha, acc[i][j]);
+  }
+
+  // C(r, s) = acc + beta * C(r, s) element by element at c[r * c_rs + s *
+  // c_cs], acc scaled already. CS: std::int64_t, or a unit stride known at
+  // compile time (every address then the row's base plus an immediate).
+  template <class CS>
+  __device__ __forceinline__ void store_elements(T* c, std::int64_t c_rs, CS c_cs, std::int64_t m_left,
+                                                 std::int64_t n_left, int r0, int c0, T beta,
+                                                 bool beta_is_zero) const {
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int col = c0 + col_off(j);
@@ -194,19 +200,26 @@ struct MicroTile {
       for (int i = 0; i < TM; ++i) {
         const int row = r0 + row_off(i);
         if (row >= m_left) continue;
-        T* const cc = c + std::int64_t(row) * ldc + col;
+        T* const cc = c + std::int64_t(row) * c_rs + std::int64_t(col) * c_cs;
         *cc = beta_is_zero ? acc[i][j] : madd(beta, *cc, acc[i][j]);
       }
     }
   }
 
+  // The epilogue for C stored row by row, C(r, s) at c[r * ldc + s] (the
+  // transposed products of device/gemm_tiled_launch.cuh).
+  __device__ __forceinline__ void store_rows(T* c, std::int64_t ldc, std::int64_t m_left,
+                                             std::int64_t n_left, int r0, int c0, T alpha, T beta,
+                                             bool beta_is_zero) {
+    scale(alpha);
+    store_elements(c, ldc, std::integral_constant<std::int64_t, 1>{}, m_left, n_left, r0, c0, beta,
+                   beta_is_zero);
+  }
+
   __device__ __forceinline__ void store(T* c, std::int64_t c_rs, std::int64_t c_cs,
                                         std::int64_t m_left, std::int64_t n_left, int r0, int c0,
                                         T alpha, T beta, bool beta_is_zero, bool vec_c) {
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] = mul(alpha, acc[i][j]);
+    scale(alpha);
     if (c_rs == 1) {
       // Row / column of acc[i][j] is a compile-time offset plus the thread's
       // origin: one base pointer, immediate offsets.
@@ -239,18 +252,7 @@ struct MicroTile {
       }
       return;
     }
-#pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const int col = c0 + col_off(j);
-      if (col >= n_left) continue;
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-        const int row = r0 + row_off(i);
-        if (row >= m_left) continue;
-        T* const cc = c + std::int64_t(row) * c_rs + std::int64_t(col) * c_cs;
-        *cc = beta_is_zero ? acc[i][j] : madd(beta, *cc, acc[i][j]);
-      }
-    }
+    store_elements(c, c_rs, c_cs, m_left, n_left, r0, c0, beta, beta_is_zero);
   }
 };
 
