@@ -42,99 +42,100 @@ struct MmaKernelTraits {
       S::stages * (LoaderA::stage_elems + LoaderB::stage_elems) * int(sizeof(T));
 };
 
-// The k loop of one tile, after the prologue has committed stages - 1
+// The k loops of one tile, after the prologue has committed stages - 1
 // groups of copies (stage s in slot s): one barrier per stage; stage kt in
 // slot kt % stages; load_stage(slot, kt) copies stage kt (if any) and
 // commits a group. sa, sb: the lane's fragment bases in slot 0.
-//
-// Staged: each step waits for its stage, passes the barrier (after which
-// every warp is done with the slot of the previous stage, which the copies
-// for stage kt + stages - 1 then overwrite) and multiplies the whole stage.
-template <class Tr, bool AK, bool BK, class Warp, class T, class LoadStage>
-__device__ __forceinline__ void k_loop_staged(Warp& w, const T* sa, const T* sb, std::int64_t ktiles,
-                                              LoadStage& load_stage) {
+template <class Tr, bool AK, bool BK>
+struct MmaKLoop {
   using S = typename Tr::S;
   using LA = typename Tr::LoaderA;
   using LB = typename Tr::LoaderB;
-  int rd = 0, wr = S::stages - 1;  // stage read by this step, stage written by it
-  for (std::int64_t kt = 0; kt < ktiles; ++kt) {
-    block::cp_async_wait<S::stages - 2>();
-    // Stage rd has landed for every thread, and every warp is done with
-    // stage wr (read in the previous step).
-    __syncthreads();
-    load_stage(wr, kt + S::stages - 1);
-    w.template stage<S::bk, AK, LA::ld, BK, LB::ld>(sa + rd * LA::stage_elems, sb + rd * LB::stage_elems);
-    rd = rd + 1 == S::stages ? 0 : rd + 1;
-    wr = wr + 1 == S::stages ? 0 : wr + 1;
-  }
-}
 
-// Pipelined fragments: the fragments of k step ks + 1 are read while the mma
-// of step ks run, m-tile by m-tile (A of m-tile i once its mma are issued),
-// so that the next set fills registers as the current one frees them. At the
-// last step of a stage the wait and barrier for the next stage come after
-// the first half of its m-tiles have been issued, and the next stage's first
-// fragments are read under the second half, so the tensor pipe keeps working
-// through the hand-over. A warp's last reads of stage kt come before that
-// barrier, so after it the copies of the next step may overwrite kt's slot.
-template <class Tr, bool AK, bool BK, class Warp, class T, class LoadStage>
-__device__ __forceinline__ void k_loop_pipelined(Warp& w, const T* sa, const T* sb, std::int64_t ktiles,
-                                                 LoadStage& load_stage) {
-  using S = typename Tr::S;
-  using LA = typename Tr::LoaderA;
-  using LB = typename Tr::LoaderB;
-  static_assert(Warp::has_fragments && S::bk % Warp::k_step == 0, "fragment pipeline");
-  constexpr int steps = S::bk / Warp::k_step, half = S::mt / 2, kstep = Warp::k_step;
-  typename Warp::Frag f[2];
-  if (ktiles <= 0) return;
-  auto load_all = [&](const T* ra, const T* rb, auto kk, typename Warp::Frag& to) {
-    constexpr int KK = decltype(kk)::value;
-    Warp::template load_b<KK, BK, LB::ld>(rb, to);
-    Warp::template rows_from<0>([&](auto i) { Warp::template load_a<KK, decltype(i)::value, AK, LA::ld>(ra, to); });
-  };
-  block::cp_async_wait<S::stages - 2>();
-  __syncthreads();
-  load_all(sa, sb, std::integral_constant<int, 0>{}, f[0]);
-  int rd = 0, wr = S::stages - 1;
-  for (std::int64_t kt = 0; kt < ktiles; ++kt) {
-    const T* const ra = sa + rd * LA::stage_elems;
-    const T* const rb = sb + rd * LB::stage_elems;
-    load_stage(wr, kt + S::stages - 1);
-    auto step = [&](auto ks_t, auto self) {
-      constexpr int ks = decltype(ks_t)::value;
-      auto& cur = f[ks % 2];
-      auto& next = f[(ks + 1) % 2];
-      if constexpr (ks + 1 < steps) {
-        Warp::template load_b<(ks + 1) * kstep, BK, LB::ld>(rb, next);
-        Warp::template rows_from<0>([&](auto i) {
-          constexpr int I = decltype(i)::value;
-          w.template mma_row<I>(cur);
-          Warp::template load_a<(ks + 1) * kstep, I, AK, LA::ld>(ra, next);
-        });
-        self(std::integral_constant<int, ks + 1>{}, self);
-      } else {
-        Warp::template rows_from<0>([&](auto i) {
-          constexpr int I = decltype(i)::value;
-          if constexpr (I < half) w.template mma_row<I>(cur);
-        });
-        block::cp_async_wait<S::stages - 2>();
-        __syncthreads();
-        rd = rd + 1 == S::stages ? 0 : rd + 1;
-        wr = wr + 1 == S::stages ? 0 : wr + 1;
-        const bool more = kt + 1 < ktiles;
-        const T* const na = sa + rd * LA::stage_elems;
-        const T* const nb = sb + rd * LB::stage_elems;
-        if (more) Warp::template load_b<0, BK, LB::ld>(nb, next);
-        Warp::template rows_from<0>([&](auto i) {
-          constexpr int I = decltype(i)::value;
-          if constexpr (I >= half) w.template mma_row<I>(cur);
-          if (more) Warp::template load_a<0, I, AK, LA::ld>(na, next);
-        });
-      }
-    };
-    step(std::integral_constant<int, 0>{}, step);
+  // Staged: each step waits for its stage, passes the barrier (after which
+  // every warp is done with the slot of the previous stage, which the copies
+  // for stage kt + stages - 1 then overwrite) and multiplies the whole stage.
+  template <class Warp, class T, class LoadStage>
+  __device__ __forceinline__ static void staged(Warp& w, const T* sa, const T* sb, std::int64_t ktiles,
+                                                LoadStage& load_stage) {
+    int rd = 0, wr = S::stages - 1;  // slot read by this step, slot written by it
+    for (std::int64_t kt = 0; kt < ktiles; ++kt) {
+      block::cp_async_wait<S::stages - 2>();
+      // Stage rd has landed for every thread, and every warp is done with
+      // stage wr (read in the previous step).
+      __syncthreads();
+      load_stage(wr, kt + S::stages - 1);
+      w.template stage<S::bk, AK, LA::ld, BK, LB::ld>(sa + rd * LA::stage_elems, sb + rd * LB::stage_elems);
+      rd = rd + 1 == S::stages ? 0 : rd + 1;
+      wr = wr + 1 == S::stages ? 0 : wr + 1;
+    }
   }
-}
+
+  // Pipelined fragments: the fragments of k step ks + 1 are read while the
+  // mma of step ks run, m-tile by m-tile (A of m-tile i once its mma are
+  // issued), so that the next set fills registers as the current one frees
+  // them. At the last step of a stage the wait and barrier for the next
+  // stage come after the first half of its m-tiles have been issued, and the
+  // next stage's first fragments are read under the second half, so the
+  // tensor pipe keeps working through the hand-over. A warp's last reads of
+  // stage kt come before that barrier, so after it the copies of the next
+  // step may overwrite kt's slot.
+  template <class Warp, class T, class LoadStage>
+  __device__ __forceinline__ static void pipelined(Warp& w, const T* sa, const T* sb, std::int64_t ktiles,
+                                                   LoadStage& load_stage) {
+    static_assert(Warp::has_fragments && S::bk % Warp::k_step == 0, "fragment pipeline");
+    constexpr int steps = S::bk / Warp::k_step, half = S::mt / 2, kstep = Warp::k_step;
+    typename Warp::Frag f[2];
+    if (ktiles <= 0) return;
+    auto load_all = [&](const T* ra, const T* rb, auto kk, typename Warp::Frag& to) {
+      constexpr int KK = decltype(kk)::value;
+      Warp::template load_b<KK, BK, LB::ld>(rb, to);
+      Warp::template rows_from<0>([&](auto i) { Warp::template load_a<KK, decltype(i)::value, AK, LA::ld>(ra, to); });
+    };
+    block::cp_async_wait<S::stages - 2>();
+    __syncthreads();
+    load_all(sa, sb, std::integral_constant<int, 0>{}, f[0]);
+    int rd = 0, wr = S::stages - 1;
+    for (std::int64_t kt = 0; kt < ktiles; ++kt) {
+      const T* const ra = sa + rd * LA::stage_elems;
+      const T* const rb = sb + rd * LB::stage_elems;
+      load_stage(wr, kt + S::stages - 1);
+      auto step = [&](auto ks_t, auto self) {
+        constexpr int ks = decltype(ks_t)::value;
+        auto& cur = f[ks % 2];
+        auto& next = f[(ks + 1) % 2];
+        if constexpr (ks + 1 < steps) {
+          Warp::template load_b<(ks + 1) * kstep, BK, LB::ld>(rb, next);
+          Warp::template rows_from<0>([&](auto i) {
+            constexpr int I = decltype(i)::value;
+            w.template mma_row<I>(cur);
+            Warp::template load_a<(ks + 1) * kstep, I, AK, LA::ld>(ra, next);
+          });
+          self(std::integral_constant<int, ks + 1>{}, self);
+        } else {
+          Warp::template rows_from<0>([&](auto i) {
+            constexpr int I = decltype(i)::value;
+            if constexpr (I < half) w.template mma_row<I>(cur);
+          });
+          block::cp_async_wait<S::stages - 2>();
+          __syncthreads();
+          rd = rd + 1 == S::stages ? 0 : rd + 1;
+          wr = wr + 1 == S::stages ? 0 : wr + 1;
+          const bool more = kt + 1 < ktiles;
+          const T* const na = sa + rd * LA::stage_elems;
+          const T* const nb = sb + rd * LB::stage_elems;
+          if (more) Warp::template load_b<0, BK, LB::ld>(nb, next);
+          Warp::template rows_from<0>([&](auto i) {
+            constexpr int I = decltype(i)::value;
+            if constexpr (I >= half) w.template mma_row<I>(cur);
+            if (more) Warp::template load_a<0, I, AK, LA::ld>(na, next);
+          });
+        }
+      };
+      step(std::integral_constant<int, 0>{}, step);
+    }
+  }
+};
 
 template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL = false>
 __global__ void __launch_bounds__(MmaShape<T, Tag, M>::threads, MmaShape<T, Tag, M>::min_blocks)
@@ -186,9 +187,9 @@ __global__ void __launch_bounds__(MmaShape<T, Tag, M>::threads, MmaShape<T, Tag,
 #pragma unroll
     for (int s = 0; s < S::stages - 1; ++s) load_stage(s, s);
     if constexpr (S::frag_pipeline)
-      k_loop_pipelined<Tr, AK, BK>(w, sa + a_lane, sb + b_lane, ktiles, load_stage);
+      MmaKLoop<Tr, AK, BK>::pipelined(w, sa + a_lane, sb + b_lane, ktiles, load_stage);
     else
-      k_loop_staged<Tr, AK, BK>(w, sa + a_lane, sb + b_lane, ktiles, load_stage);
+      MmaKLoop<Tr, AK, BK>::staged(w, sa + a_lane, sb + b_lane, ktiles, load_stage);
     block::cp_async_wait<0>();
     __syncthreads();  // the next tile's prologue overwrites the stages
 
