@@ -110,12 +110,6 @@ struct MicroTile {
     }
   }
 
-  // Guarded epilogue: C(r, s) at c[r * c_rs + s * c_cs], c pointing at the
-  // block's (0, 0); m_left / n_left: rows / columns of C from there. C is
-  // not read when beta_is_zero. The accumulators are scaled in place first
-  // so that the C reads need no extra registers. With c_rs == 1 and
-  // `vec_c` (C's base and c_cs multiples of the vector), whole in-bounds
-  // row chunks move as one vector access.
   // Whether the kernel stores C through store_staged where the vector path
   // is off: for micro-tiles of up to 64 accumulators. With the 128 of the
   // float large tile, its code costs spills that reach the main loop.
@@ -207,7 +201,7 @@ struct MicroTile {
   }
 
   // The epilogue for C stored row by row, C(r, s) at c[r * ldc + s] (the
-  // transposed products of device/gemm_tiled_launch.cuh).
+  // transposed products of device/gemm_tiled_launch.cuh), guarded as store().
   __device__ __forceinline__ void store_rows(T* c, std::int64_t ldc, std::int64_t m_left,
                                              std::int64_t n_left, int r0, int c0, T alpha, T beta,
                                              bool beta_is_zero) {
@@ -216,6 +210,12 @@ struct MicroTile {
                    beta_is_zero);
   }
 
+  // Guarded epilogue: C(r, s) at c[r * c_rs + s * c_cs], c pointing at the
+  // block's (0, 0); m_left / n_left: rows / columns of C from there. C is
+  // not read when beta_is_zero. The accumulators are scaled in place first
+  // so that the C reads need no extra registers. With c_rs == 1 and
+  // `vec_c` (C's base and c_cs multiples of the vector), whole in-bounds
+  // row chunks move as one vector access.
   __device__ __forceinline__ void store(T* c, std::int64_t c_rs, std::int64_t c_cs,
                                         std::int64_t m_left, std::int64_t n_left, int r0, int c0,
                                         T alpha, T beta, bool beta_is_zero, bool vec_c) {
