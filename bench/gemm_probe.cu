@@ -4,7 +4,8 @@
 // Build (from the repository root):
 //   cmake --build <build> --target egpu-gemm-probe   (or by hand:)
 //   nvcc -std=c++17 -O3 -arch=sm_90 -I include -I src bench/gemm_probe.cu \
-//        src/kernels/gemm/device/gemm_tiled.cu -lcublas -o build-probe/gemm_probe
+//        src/kernels/gemm/device/gemm_tiled.cu src/kernels/gemm/device/gemm_mma.cu \
+//        src/runtime/device_buffer.cpp -lcublas -o build-probe/gemm_probe
 // Run:
 //   ./build-probe/gemm_probe           correctness (all scalars, layouts, conj, edge
 //                                      shapes, lds, alignment, beta) + timing
@@ -18,6 +19,7 @@
 //   ./build-probe/gemm_probe --simt-quick  the split-k checks only, fewer cases
 //   ./build-probe/gemm_probe --gaps    fp64 tile candidates, float odd and skinny shapes
 //   ./build-probe/gemm_probe --nn      float NN (transposed run) and tf32x3 odd-shape timings
+//   ./build-probe/gemm_probe --x3      tf32x3 tiles and operand copies: checks, timings vs SGEMM
 //   ./build-probe/gemm_probe --gaps-profile  float medium tile and cuBLAS on 4095x4097x511 (for ncu)
 // Exits nonzero on any correctness failure.
 //
@@ -895,7 +897,7 @@ void for_each_float_variant(F&& f) {
 // Correctness of one launcher of experimental tiles: edge shapes, every
 // layout, conj, ld, alignment and beta, through run_case.
 template <class T>
-Stats check_launch(void (*launch)(const GemmArgs<T>&), bool quick) {
+Stats check_launch(void (*launch)(const GemmArgs<T>&), bool quick, MathMode math = MathMode::exact) {
   Stats st;
   case_launch<T> = launch;
   const std::vector<i64> sizes = {1, 7, 33, 129, 255, 257, 300};
@@ -906,7 +908,8 @@ Stats check_launch(void (*launch)(const GemmArgs<T>&), bool quick) {
     if (r == 0) { c.m = 257; c.n = 300; c.k = 129; }
     c.unaligned = r == 2;
     c.beta_zero = g_rng() % 2 == 0;
-    c.cfg = GemmConfig::large;
+    c.math = math;
+    c.cfg = math == MathMode::exact ? GemmConfig::large : GemmConfig::tensor_large;
     run_case<T>(c, st, false);
   });
   case_launch<T> = nullptr;
@@ -1239,6 +1242,70 @@ int nn_main() {
   return failures ? 1 : 0;
 }
 
+// ---- tf32x3 tiles and operand copies (--x3) ------------------------------------
+// The library's tf32x3 large tile (128x64, two blocks per SM) beside its
+// version-5 tile (MmaExp1: 128x128, one block per SM) and a 64x128 one
+// (X3Wide), each launched directly (operands off the grid on the element
+// map), and the automatic choice (which copies such operands onto the grid
+// where m, n >= 2048: device/gemm_operand_copy.cuh).
+struct X3Wide {};  // 64x128x32, 1x4 warps of 64x32, 3 stages, 2 blocks
+namespace egpu::kernels {
+template <MathMode M> struct MmaTileConfig<float, X3Wide, M> : MmaDims<64, 128, 32, 64, 32, 3, 2> {};
+}  // namespace egpu::kernels
+
+int x3_main() {
+  int failures = 0;
+  auto check = [&](const char* name, auto launch) {
+    const Stats st = check_launch<float>(launch, false, MathMode::tf32x3);
+    std::printf("CHECK tf32x3 %-7s cases %d max ratio vs ref %.3g failures %d\n", name, st.cases,
+                st.worst_ref, st.failures);
+    failures += st.failures;
+  };
+  check("large", +[](const GemmArgs<float>& g) {
+    if (g.m > 0 && g.n > 0) device::launch_mma<float, TensorLargeTag, MathMode::tf32x3>(g, nullptr);
+  });
+  check("wide", +[](const GemmArgs<float>& g) {
+    if (g.m > 0 && g.n > 0) device::launch_mma<float, X3Wide, MathMode::tf32x3>(g, nullptr);
+  });
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  const Layout C = Layout::col_major, R = Layout::row_major;
+  struct Shape { i64 m, n, k; Layout la, lb; std::array<i64, 3> pad; MathMode math; };
+  const MathMode X3 = MathMode::tf32x3;
+  const Shape shapes[] = {
+      {4095, 4097, 511, C, C, {0, 0, 0}, X3},  {4095, 4097, 511, C, C, {0, 0, 1}, X3},
+      {4095, 4097, 511, C, C, {1, 1, 1}, X3},  {4095, 4097, 511, R, R, {0, 0, 0}, X3},
+      {4095, 4097, 511, R, C, {0, 0, 0}, X3},  {2049, 2049, 511, C, C, {0, 0, 0}, X3},
+      {2049, 2049, 2049, C, C, {0, 0, 0}, X3}, {4096, 4096, 512, C, C, {0, 0, 0}, X3},
+      {4096, 4096, 4096, C, C, {0, 0, 0}, X3}, {4096, 4096, 4096, R, C, {0, 0, 0}, X3},
+      {8192, 8192, 8192, C, C, {0, 0, 0}, X3}, {8192, 8192, 64, C, C, {0, 0, 0}, X3},
+      {4095, 4097, 511, C, C, {0, 0, 0}, MathMode::tf32}};
+  for (const Shape& s : shapes) {
+    DeviceProblem<float> pr(s.m, s.n, s.k, s.la, s.lb, s.pad);
+    GemmArgs<float>& g = pr.g;
+    g.math = s.math;
+    if (s.math == MathMode::tf32) CB(cublasSetMathMode(g_handle, CUBLAS_TF32_TENSOR_OP_MATH));
+    std::vector<std::pair<std::string, std::function<void()>>> fs{cublas_launcher(g)};
+    fs.push_back({"automatic", [&g] { gemm_tiled(g, nullptr, GemmConfig::automatic); }});
+    if (s.math == X3) {
+      fs.push_back({"large-direct", [&g] { device::launch_mma<float, TensorLargeTag, MathMode::tf32x3>(g, nullptr); }});
+      fs.push_back({"v5-large", [&g] { device::launch_mma<float, MmaExp1, MathMode::tf32x3>(g, nullptr); }});
+      fs.push_back({"wide", [&g] { device::launch_mma<float, X3Wide, MathMode::tf32x3>(g, nullptr); }});
+    } else {
+      fs.push_back({"large-direct", [&g] { device::launch_mma<float, TensorLargeTag, MathMode::tf32>(g, nullptr); }});
+    }
+    char head[112];
+    std::snprintf(head, sizeof head, "X3 %-6s %5lldx%5lldx%5lld %c%c ld %lld/%lld/%lld",
+                  s.math == X3 ? "tf32x3" : "tf32", (long long)s.m, (long long)s.n, (long long)s.k,
+                  s.la == R ? 'T' : 'N', s.lb == R ? 'T' : 'N', (long long)g.lda, (long long)g.ldb,
+                  (long long)g.ldc);
+    time_interleaved(head, pr.flops, fs);
+    CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  }
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  std::printf("%s (%d failures)\n", failures ? "X3 CHECKS FAILED" : "X3 CHECKS PASSED", failures);
+  return failures ? 1 : 0;
+}
+
 // --gaps-profile: for ncu, one launch each of the float medium tile (and it
 // without the steady loop) on 4095x4097x511 and 4096x4096x512, and of cuBLAS
 // SGEMM (default math) on the odd shape.
@@ -1282,6 +1349,11 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && !std::strcmp(argv[1], "--nn")) {
     const int rc = nn_main();
+    CB(cublasDestroy(g_handle));
+    return rc;
+  }
+  if (argc > 1 && !std::strcmp(argv[1], "--x3")) {
+    const int rc = x3_main();
     CB(cublasDestroy(g_handle));
     return rc;
   }

@@ -513,6 +513,38 @@ BOOST_AUTO_TEST_CASE(nn_long_k_float) {
   run_jobs<S>(jobs);
 }
 
+// Float tensor-core products with m and n from 2048 and an operand off the
+// 16-byte grid, which gemm_mma copies onto the grid first
+// (device/gemm_operand_copy.cuh): A and B off it, A only, B only (odd
+// leading dimensions, or every base one element off), each layout, both
+// beta modes; tf32 and tf32x3 on the automatic choice, tensor_large and
+// tensor_small, every variant on the same data.
+BOOST_AUTO_TEST_CASE(operands_off_grid_float) {
+  using S = float;
+  std::vector<Variant> variants;
+  for (MathMode math : {MathMode::tf32, MathMode::tf32x3})
+    for (GemmConfig config : {GemmConfig::automatic, GemmConfig::tensor_large, GemmConfig::tensor_small})
+      variants.push_back({math, config});
+  const Index shapes[][3] = {{2049, 2050, 37}, {2048, 2051, 70}, {2050, 2048, 9}};
+  auto on_grid = [](Index rows) { return (4 - rows % 4) % 4; };  // pads giving ld % 4 == 0
+  auto off_grid = [](Index rows) { return rows % 2 == 0 ? Index(1) : Index(0); };  // odd ld
+  std::vector<Job> jobs;
+  for (int layouts = 0; layouts < 4; ++layouts)
+    for (int off = 0; off < 3; ++off) {  // 0: both off the grid, 1: A only, 2: B only
+      const auto& s = shapes[(layouts + off) % 3];
+      Case c = random_case<S>(s[0], s[1], s[2]);
+      c.a_layout = layouts & 1 ? Layout::row_major : Layout::col_major;
+      c.b_layout = layouts & 2 ? Layout::row_major : Layout::col_major;
+      const Index a_rows = c.a_layout == Layout::row_major ? c.k : c.m;
+      const Index b_rows = c.b_layout == Layout::row_major ? c.n : c.k;
+      c.offset = off == 0 ? 1 : 0;
+      c.lda_pad = off == 2 ? on_grid(a_rows) : off_grid(a_rows);
+      c.ldb_pad = off == 1 ? on_grid(b_rows) : off_grid(b_rows);
+      jobs.push_back({c, variants});
+    }
+  run_jobs<S>(jobs);
+}
+
 // Enough output tiles that the automatic choice takes the large
 // configurations, with interior (unchecked) tiles: aligned leading
 // dimensions (vector loads) and odd ones with an offset base (scalar

@@ -67,9 +67,13 @@ template <>
 struct MmaTileConfig<float, TensorLargeTag, MathMode::tf32> : MmaDims<128, 128, 32, 64, 64, 3, 1> {};
 template <>
 struct MmaTileConfig<float, TensorSmallTag, MathMode::tf32> : MmaDims<64, 64, 32, 32, 32, 3, 4> {};
-// tf32x3 holds big and small parts of every fragment: one block per SM.
+// tf32x3 holds big and small parts of every fragment: warps of 64x32 (up to
+// 252 registers). 128x64x32 blocks of 2x2 warps, two per SM, so that one
+// block's prologue and epilogue run under the other's main loop: 1.05-1.13
+// of SGEMM against 1.02-1.07 for 128x128 blocks of 2x4 warps, one per SM
+// (bench/NOTES-gemm.md, version 6).
 template <>
-struct MmaTileConfig<float, TensorLargeTag, MathMode::tf32x3> : MmaDims<128, 128, 32, 64, 32, 3, 1> {};
+struct MmaTileConfig<float, TensorLargeTag, MathMode::tf32x3> : MmaDims<128, 64, 32, 64, 32, 3, 2> {};
 template <>
 struct MmaTileConfig<float, TensorSmallTag, MathMode::tf32x3> : MmaDims<64, 64, 32, 32, 32, 3, 2> {};
 

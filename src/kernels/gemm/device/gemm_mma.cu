@@ -1,12 +1,13 @@
 // Instantiations of the tensor-core configurations (double, cdouble on DMMA;
 // float on TF32 / tf32x3) behind device/gemm_mma.hpp, their automatic
-// choice, and their split-k.
+// choice, their split-k, and float operands copied onto the 16-byte grid.
 #include "kernels/gemm/device/gemm_mma.hpp"
 
 #include <cstdint>
 #include <type_traits>
 
 #include "kernels/gemm/device/gemm_mma_launch.cuh"
+#include "kernels/gemm/device/gemm_operand_copy.cuh"
 #include "kernels/gemm/device/gemm_split_k.cuh"
 
 namespace egpu::kernels::device {
@@ -43,6 +44,25 @@ KSlices plan_slices(const GemmArgs<T>& g, int sms) {
   return plan;
 }
 
+// One configuration on g as it is.
+template <class T>
+void run_config(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms) {
+  if (config == GemmConfig::split_k) {
+    const KSlices plan = plan_slices(g, sms);
+    if (plan.count >= 2) {
+      gemm_split_k(g, plan, s, [&](const GemmArgs<T>& part, const KSlices& sl) {
+        launch_tag<T, typename SplitTileTag<T>::type>(part, s, sl);
+      });
+      return;
+    }
+    config = GemmConfig::tensor_small;
+  }
+  if (config == GemmConfig::tensor_small)
+    launch_tag<T, TensorSmallTag>(g, s);
+  else
+    launch_tag<T, TensorLargeTag>(g, s);
+}
+
 }  // namespace
 
 // tensor_large when its tiles give every multiprocessor a block; else
@@ -61,20 +81,10 @@ GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {
 
 template <class T>
 void gemm_mma(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms) {
-  if (config == GemmConfig::split_k) {
-    const KSlices plan = plan_slices(g, sms);
-    if (plan.count >= 2) {
-      gemm_split_k(g, plan, s, [&](const GemmArgs<T>& part, const KSlices& sl) {
-        launch_tag<T, typename SplitTileTag<T>::type>(part, s, sl);
-      });
-      return;
-    }
-    config = GemmConfig::tensor_small;
-  }
-  if (config == GemmConfig::tensor_small)
-    launch_tag<T, TensorSmallTag>(g, s);
+  if (copies_operands(g))
+    with_operands_on_grid(g, s, [&](const GemmArgs<T>& h) { run_config(h, s, config, sms); });
   else
-    launch_tag<T, TensorLargeTag>(g, s);
+    run_config(g, s, config, sms);
 }
 
 template GemmConfig choose_mma_config<float>(const GemmArgs<float>&, int);

@@ -16,6 +16,9 @@ namespace egpu::kernels::device {
 // cdouble use DMMA whatever args.math says (sm_90 and later: gemm_tiled
 // only calls this there); float uses TF32 with math == tf32 and the split
 // tf32x3 products otherwise (gemm_tiled never sends exact float here).
+// Float operands off the 16-byte grid are first copied onto it, in
+// stream-ordered memory, where m and n reach operand_copy_min_side
+// (device/gemm_operand_copy.cuh).
 // `sms`: multiprocessors of the device.
 // Requires m, n > 0.
 template <class T>

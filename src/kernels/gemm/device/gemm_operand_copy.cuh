@@ -1,0 +1,96 @@
+// Copies of float operands onto the 16-byte grid before a tensor-core
+// product. The mma kernels load an operand off the grid (a leading dimension
+// not a multiple of 4, or a base off 16 bytes) one element per cp.async (the
+// element map, EL in device/gemm_mma_launch.cuh): on 4095x4097x511 tf32x3
+// ran 11 % slower than with lda and ldb padded (bench/NOTES-gemm.md,
+// version 6). Copying such an operand into a padded buffer moves
+// 8 (rows x cols) bytes against the product's 2 m n k flops, about 3 % of
+// the product where m and n are 4096, and lets both operands take the
+// 16-byte path.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "egpu/error.hpp"
+#include "kernels/gemm/device/gemm_mma_launch.cuh"
+#include "kernels/gemm/gemm_args.hpp"
+#include "kernels/gemm/kernel/copy_matrix_kernel.cuh"
+#include "runtime/cuda_check.hpp"
+#include "runtime/device_buffer.hpp"
+
+namespace egpu::kernels::device {
+
+// Both m and n at least this: the copy of an operand costs at most 2 / side
+// of its traffic per flop, below the element map's cost.
+constexpr std::int64_t operand_copy_min_side = 2048;
+
+// Whether gemm_mma copies an operand of g onto the grid first.
+template <class T>
+bool copies_operands(const GemmArgs<T>& g) {
+  if constexpr (!std::is_same_v<T, float>) {
+    return false;
+  } else {
+    return g.k > 0 && g.m >= operand_copy_min_side && g.n >= operand_copy_min_side &&
+           !(mma_vector_ok(g.a, g.lda) && mma_vector_ok(g.b, g.ldb));
+  }
+}
+
+// The stored matrix of an operand: column-major rows x cols at ld.
+struct StoredMatrix {
+  std::int64_t rows, cols;
+};
+template <class T>
+StoredMatrix stored_a(const GemmArgs<T>& g) {
+  return g.a_layout == Layout::row_major ? StoredMatrix{g.k, g.m} : StoredMatrix{g.m, g.k};
+}
+template <class T>
+StoredMatrix stored_b(const GemmArgs<T>& g) {
+  return g.b_layout == Layout::row_major ? StoredMatrix{g.n, g.k} : StoredMatrix{g.k, g.n};
+}
+
+template <class T>
+void copy_matrix(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, StoredMatrix s,
+                 cudaStream_t stream) {
+  const std::int64_t bx = (s.rows + 255) / 256;
+  const dim3 grid(unsigned(bx < 64 ? bx : 64), unsigned(s.cols < 8192 ? s.cols : 8192));
+  kernel::copy_matrix_kernel<T><<<grid, 256, 0, stream>>>(src, ld_src, dst, ld_dst, s.rows, s.cols);
+  runtime::launch_check("copy_matrix_kernel (operand onto the 16-byte grid)");
+}
+
+// Calls run(h), h = g with each operand off the grid replaced by a copy on
+// it (leading dimension rounded up to 4 elements) in stream-ordered memory,
+// freed after the work queued by run. Where that memory cannot be had, runs
+// g as it is.
+template <class T, class Run>
+void with_operands_on_grid(const GemmArgs<T>& g, cudaStream_t stream, Run&& run) {
+  constexpr std::int64_t V = 16 / sizeof(T);
+  const bool copy_a = !mma_vector_ok(g.a, g.lda), copy_b = !mma_vector_ok(g.b, g.ldb);
+  const StoredMatrix sa = stored_a(g), sb = stored_b(g);
+  const std::int64_t lda = (sa.rows + V - 1) / V * V, ldb = (sb.rows + V - 1) / V * V;
+  const std::size_t elems_a = copy_a ? std::size_t(lda * sa.cols) : 0;
+  const std::size_t elems_b = copy_b ? std::size_t(ldb * sb.cols) : 0;
+  runtime::DeviceBuffer buffer;
+  try {
+    buffer = runtime::DeviceBuffer((elems_a + elems_b) * sizeof(T), stream);
+  } catch (const egpu::error&) {
+    run(g);  // the element map needs no memory
+    return;
+  }
+  GemmArgs<T> h = g;
+  if (copy_a) {
+    h.a = buffer.as<T>();
+    h.lda = lda;
+    copy_matrix(g.a, g.lda, buffer.as<T>(), lda, sa, stream);
+  }
+  if (copy_b) {
+    h.b = buffer.as<T>() + elems_a;  // elems_a: a multiple of V
+    h.ldb = ldb;
+    copy_matrix(g.b, g.ldb, buffer.as<T>() + elems_a, ldb, sb, stream);
+  }
+  run(h);
+}
+
+}  // namespace egpu::kernels::device
