@@ -48,6 +48,7 @@
 #include "kernels/gemm/device/gemm_tiled_launch.cuh"
 #include "kernels/gemm/device/gemm_mma_launch.cuh"
 #include "kernels/gemm/device/gemm_mma.hpp"
+#include "kernels/gemm/device/gemm_operand_copy.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 
 using namespace egpu::kernels;
@@ -1275,6 +1276,8 @@ int x3_main() {
       {4095, 4097, 511, C, C, {0, 0, 0}, X3},  {4095, 4097, 511, C, C, {0, 0, 1}, X3},
       {4095, 4097, 511, C, C, {1, 1, 1}, X3},  {4095, 4097, 511, R, R, {0, 0, 0}, X3},
       {4095, 4097, 511, R, C, {0, 0, 0}, X3},  {2049, 2049, 511, C, C, {0, 0, 0}, X3},
+      {2049, 2049, 511, C, C, {3, 1, 0}, X3},  {3073, 3073, 511, C, C, {0, 0, 0}, X3},
+      {3073, 3073, 511, C, C, {3, 1, 0}, X3},  {3073, 3073, 3073, C, C, {0, 0, 0}, X3},
       {2049, 2049, 2049, C, C, {0, 0, 0}, X3}, {4096, 4096, 512, C, C, {0, 0, 0}, X3},
       {4096, 4096, 4096, C, C, {0, 0, 0}, X3}, {4096, 4096, 4096, R, C, {0, 0, 0}, X3},
       {8192, 8192, 8192, C, C, {0, 0, 0}, X3}, {8192, 8192, 64, C, C, {0, 0, 0}, X3},
@@ -1290,6 +1293,8 @@ int x3_main() {
       fs.push_back({"large-direct", [&g] { device::launch_mma<float, TensorLargeTag, MathMode::tf32x3>(g, nullptr); }});
       fs.push_back({"v5-large", [&g] { device::launch_mma<float, MmaExp1, MathMode::tf32x3>(g, nullptr); }});
       fs.push_back({"wide", [&g] { device::launch_mma<float, X3Wide, MathMode::tf32x3>(g, nullptr); }});
+      if (device::copies_operands(g))
+        fs.push_back({"copies-only", [&g] { device::with_operands_on_grid(g, nullptr, [](const GemmArgs<float>&) {}); }});
     } else {
       fs.push_back({"large-direct", [&g] { device::launch_mma<float, TensorLargeTag, MathMode::tf32>(g, nullptr); }});
     }

@@ -51,13 +51,18 @@ StoredMatrix stored_b(const GemmArgs<T>& g) {
   return g.b_layout == Layout::row_major ? StoredMatrix{g.n, g.k} : StoredMatrix{g.k, g.n};
 }
 
+// One launch copies the matrices of `count` (1 or 2) descriptors.
 template <class T>
-void copy_matrix(const T* src, std::int64_t ld_src, T* dst, std::int64_t ld_dst, StoredMatrix s,
-                 cudaStream_t stream) {
-  const std::int64_t bx = (s.rows + 255) / 256;
-  const dim3 grid(unsigned(bx < 64 ? bx : 64), unsigned(s.cols < 8192 ? s.cols : 8192));
-  kernel::copy_matrix_kernel<T><<<grid, 256, 0, stream>>>(src, ld_src, dst, ld_dst, s.rows, s.cols);
-  runtime::launch_check("copy_matrix_kernel (operand onto the 16-byte grid)");
+void copy_matrices(const kernel::MatrixCopy<T> (&m)[2], int count, cudaStream_t stream) {
+  std::int64_t warps = 0;  // warp tasks of the larger copy
+  for (int i = 0; i < count; ++i) {
+    const std::int64_t tasks = (m[i].rows + kernel::copy_piece - 1) / kernel::copy_piece * m[i].cols;
+    warps = tasks > warps ? tasks : warps;
+  }
+  const std::int64_t blocks = (warps + kernel::copy_threads / 32 - 1) / (kernel::copy_threads / 32);
+  const dim3 grid(unsigned(blocks < 8192 ? blocks : 8192), unsigned(count));
+  kernel::copy_matrix_kernel<T><<<grid, kernel::copy_threads, 0, stream>>>(m[0], m[1]);
+  runtime::launch_check("copy_matrix_kernel (operands onto the 16-byte grid)");
 }
 
 // Calls run(h), h = g with each operand off the grid replaced by a copy on
@@ -80,16 +85,19 @@ void with_operands_on_grid(const GemmArgs<T>& g, cudaStream_t stream, Run&& run)
     return;
   }
   GemmArgs<T> h = g;
+  kernel::MatrixCopy<T> copies[2] = {};
+  int count = 0;
   if (copy_a) {
     h.a = buffer.as<T>();
     h.lda = lda;
-    copy_matrix(g.a, g.lda, buffer.as<T>(), lda, sa, stream);
+    copies[count++] = {g.a, g.lda, buffer.as<T>(), lda, sa.rows, sa.cols};
   }
   if (copy_b) {
     h.b = buffer.as<T>() + elems_a;  // elems_a: a multiple of V
     h.ldb = ldb;
-    copy_matrix(g.b, g.ldb, buffer.as<T>() + elems_a, ldb, sb, stream);
+    copies[count++] = {g.b, g.ldb, buffer.as<T>() + elems_a, ldb, sb.rows, sb.cols};
   }
+  copy_matrices(copies, count, stream);
   run(h);
 }
 

@@ -1,7 +1,9 @@
-// dst(i, j) = src(i, j) for a rows x cols column-major matrix, between any
-// leading dimensions: threads along i (reads and writes coalesced whatever
-// the alignment of src's columns), the grid's y along j, looping where the
-// matrix exceeds the grid.
+// dst(i, j) = src(i, j) for column-major matrices between any leading
+// dimensions, one or two matrices per launch (the grid's y picks one). Each
+// warp copies pieces of `piece` rows of one column, lanes on consecutive
+// rows (reads and writes coalesced whatever the alignment of src's
+// columns), a piece per warp so that tall and wide matrices alike give
+// every multiprocessor work.
 #pragma once
 
 #include <cstdint>
@@ -9,13 +11,33 @@
 namespace egpu::kernels::kernel {
 
 template <class T>
-__global__ void __launch_bounds__(256) copy_matrix_kernel(const T* __restrict__ src, std::int64_t ld_src,
-                                                          T* __restrict__ dst, std::int64_t ld_dst,
-                                                          std::int64_t rows, std::int64_t cols) {
-  const std::int64_t i0 = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t di = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t j = blockIdx.y; j < cols; j += gridDim.y)
-    for (std::int64_t i = i0; i < rows; i += di) dst[i + j * ld_dst] = src[i + j * ld_src];
+struct MatrixCopy {
+  const T* src;
+  std::int64_t ld_src;
+  T* dst;
+  std::int64_t ld_dst;
+  std::int64_t rows, cols;
+};
+
+constexpr int copy_threads = 256;
+constexpr int copy_piece = 1024;  // rows per warp task
+
+template <class T>
+__global__ void __launch_bounds__(copy_threads) copy_matrix_kernel(const MatrixCopy<T> m0, const MatrixCopy<T> m1) {
+  const MatrixCopy<T> m = blockIdx.y == 0 ? m0 : m1;
+  const std::int64_t pieces = (m.rows + copy_piece - 1) / copy_piece;  // per column
+  const std::int64_t tasks = pieces * m.cols;
+  const int lane = int(threadIdx.x) % 32;
+  constexpr int warps = copy_threads / 32;
+  for (std::int64_t task = std::int64_t(blockIdx.x) * warps + threadIdx.x / 32; task < tasks;
+       task += std::int64_t(gridDim.x) * warps) {
+    const std::int64_t j = task / pieces, i0 = (task % pieces) * copy_piece;
+    const int len = int(m.rows - i0 < copy_piece ? m.rows - i0 : copy_piece);
+    const T* __restrict__ s = m.src + j * m.ld_src + i0;
+    T* __restrict__ d = m.dst + j * m.ld_dst + i0;
+#pragma unroll 8
+    for (int i = lane; i < len; i += 32) d[i] = s[i];
+  }
 }
 
 }  // namespace egpu::kernels::kernel
