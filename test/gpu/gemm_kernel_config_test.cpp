@@ -513,11 +513,11 @@ BOOST_AUTO_TEST_CASE(nn_long_k_float) {
   run_jobs<S>(jobs);
 }
 
-// Float tensor-core products with m and n from 2048 and an operand off the
-// 16-byte grid, which gemm_mma copies onto the grid first
-// (device/gemm_operand_copy.cuh): A and B off it, A only, B only (odd
-// leading dimensions, or every base one element off), each layout, both
-// beta modes; tf32 and tf32x3 on the automatic choice, tensor_large and
+// Float tensor-core products with m and n from operand_copy_min_side
+// (3584) and an operand off the 16-byte grid, which gemm_mma copies onto the
+// grid first (device/gemm_operand_copy.cuh): A and B off it, A only, B only
+// (odd leading dimensions, or every base one element off), each layout,
+// both beta modes; tf32 and tf32x3 on the automatic choice, tensor_large and
 // tensor_small, every variant on the same data.
 BOOST_AUTO_TEST_CASE(operands_off_grid_float) {
   using S = float;
@@ -525,7 +525,7 @@ BOOST_AUTO_TEST_CASE(operands_off_grid_float) {
   for (MathMode math : {MathMode::tf32, MathMode::tf32x3})
     for (GemmConfig config : {GemmConfig::automatic, GemmConfig::tensor_large, GemmConfig::tensor_small})
       variants.push_back({math, config});
-  const Index shapes[][3] = {{2049, 2050, 37}, {2048, 2051, 70}, {2050, 2048, 9}};
+  const Index shapes[][3] = {{3585, 3586, 37}, {3584, 3587, 20}, {3586, 3584, 9}};
   auto on_grid = [](Index rows) { return (4 - rows % 4) % 4; };  // pads giving ld % 4 == 0
   auto off_grid = [](Index rows) { return rows % 2 == 0 ? Index(1) : Index(0); };  // odd ld
   std::vector<Job> jobs;

@@ -1,12 +1,9 @@
 // Copies of float operands onto the 16-byte grid before a tensor-core
 // product. The mma kernels load an operand off the grid (a leading dimension
 // not a multiple of 4, or a base off 16 bytes) one element per cp.async (the
-// element map, EL in device/gemm_mma_launch.cuh): on 4095x4097x511 tf32x3
-// ran 11 % slower than with lda and ldb padded (bench/NOTES-gemm.md,
-// version 6). Copying such an operand into a padded buffer moves
-// 8 (rows x cols) bytes against the product's 2 m n k flops, about 3 % of
-// the product where m and n are 4096, and lets both operands take the
-// 16-byte path.
+// element map, EL in device/gemm_mma_launch.cuh), with four times the copy
+// instructions of the 16-byte path; on large products a copy of the operand
+// into a padded buffer costs less than that.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,9 +20,13 @@
 
 namespace egpu::kernels::device {
 
-// Both m and n at least this: the copy of an operand costs at most 2 / side
-// of its traffic per flop, below the element map's cost.
-constexpr std::int64_t operand_copy_min_side = 2048;
+// Both m and n at least this. The copy costs about 8 (m + n) k bytes of
+// memory traffic against the product's 2 m n k flops, and the element map's
+// cost grows with the product: tf32x3 NN with lda, ldb odd (H200, interleaved
+// against SGEMM) ran at 1.031 / 0.990 with element map / copies on
+// 2049x2049x511, 1.059 / 1.049 on 3073x3073x511, 0.940 / 1.008 on
+// 4095x4097x511 (bench/NOTES-gemm.md, version 6).
+constexpr std::int64_t operand_copy_min_side = 3584;
 
 // Whether gemm_mma copies an operand of g onto the grid first.
 template <class T>
