@@ -69,8 +69,8 @@ template <>
 struct MmaTileConfig<float, TensorSmallTag, MathMode::tf32> : MmaDims<64, 64, 32, 32, 32, 3, 4> {};
 // tf32x3 holds big and small parts of every fragment: warps of 64x32 (up to
 // 252 registers). 128x64x32 blocks of 2x2 warps, two per SM, so that one
-// block's prologue and epilogue run under the other's main loop: 1.05-1.13
-// of SGEMM against 1.02-1.07 for 128x128 blocks of 2x4 warps, one per SM
+// block's prologue and epilogue run under the other's main loop: 1.04-1.11
+// of SGEMM against 0.97-1.08 for 128x128 blocks of 2x4 warps, one per SM
 // (bench/NOTES-gemm.md, version 6).
 template <>
 struct MmaTileConfig<float, TensorLargeTag, MathMode::tf32x3> : MmaDims<128, 64, 32, 64, 32, 3, 2> {};

@@ -1,6 +1,6 @@
 // dst(i, j) = src(i, j) for column-major matrices between any leading
 // dimensions, one or two matrices per launch (the grid's y picks one). Each
-// warp copies pieces of `piece` rows of one column, lanes on consecutive
+// warp copies pieces of copy_piece rows of one column, lanes on consecutive
 // rows (reads and writes coalesced whatever the alignment of src's
 // columns), a piece per warp so that tall and wide matrices alike give
 // every multiprocessor work; each lane has copy_batch loads in flight (one
