@@ -18,7 +18,7 @@
 //   ./build-probe/gemm_probe --simt    split-k checks + SIMT and awkward-shape timings
 //   ./build-probe/gemm_probe --simt-quick  the split-k checks only, fewer cases
 //   ./build-probe/gemm_probe --gaps    fp64 tile candidates, float odd and skinny shapes
-//   ./build-probe/gemm_probe --nn      float NN (transposed run) and tf32x3 odd-shape timings
+//   ./build-probe/gemm_probe --nn      float NN timings (the transposed run)
 //   ./build-probe/gemm_probe --x3      tf32x3 tiles and operand copies: checks, timings vs SGEMM
 //   ./build-probe/gemm_probe --gaps-profile  float medium tile and cuBLAS on 4095x4097x511 (for ncu)
 // Exits nonzero on any correctness failure.
@@ -1181,7 +1181,7 @@ int gaps_main() {
   return failures ? 1 : 0;
 }
 
-// ---- exact fp32 NN and tf32x3 on the odd shape (--nn) ------------------------------
+// ---- exact fp32 NN (--nn) ------------------------------------------------------------
 // The library runs float NN products on the large tile as C^T = B^T A^T (TT
 // on the 4x2-warp schedule, C stored transposed; RunTransposed in
 // gemm_tile_config.hpp). NnPlain is the large tile under another name, so
@@ -1192,8 +1192,7 @@ template <> struct TileConfig<float, NnPlain> : TileConfig<float, LargeTag> {};
 }  // namespace egpu::kernels
 
 // NN at 4096 and 8192: cuBLAS, the automatic choice (the transposed run) and
-// the plain NN kernel; TT beside it. Then tf32x3 on 4095x4097x511 with its leading dimensions padded
-// onto the 16-byte grid in turn (A and B, C), against SGEMM.
+// the plain NN kernel; TT beside it.
 void time_nn() {
   CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
   const Layout C = Layout::col_major, R = Layout::row_major;
@@ -1212,22 +1211,6 @@ void time_nn() {
     ft.push_back({"automatic", [&h] { gemm_tiled(h, nullptr, GemmConfig::automatic); }});
     std::snprintf(head, sizeof head, "TT %5lld", (long long)N);
     time_interleaved(head, tt.flops, ft);
-  }
-  const std::array<std::array<i64, 6>, 4> shapes{{{4095, 4097, 511, 0, 0, 0},
-                                                  {4095, 4097, 511, 0, 0, 1},
-                                                  {4095, 4097, 511, 1, 1, 0},
-                                                  {4096, 4096, 512, 0, 0, 0}}};
-  for (const auto& s : shapes) {
-    DeviceProblem<float> pr(s[0], s[1], s[2], C, C, {s[3], s[4], s[5]});
-    GemmArgs<float>& g = pr.g;
-    g.math = MathMode::tf32x3;
-    std::vector<std::pair<std::string, std::function<void()>>> fs{cublas_launcher(g)};
-    fs.push_back({"tf32x3", [&g] { gemm_tiled(g, nullptr, GemmConfig::automatic); }});
-    fs.push_back({"tf32x3-small", [&g] { gemm_tiled(g, nullptr, GemmConfig::tensor_small); }});
-    char head[96];
-    std::snprintf(head, sizeof head, "X3ODD %5lldx%5lldx%5lld ld %lld/%lld/%lld", (long long)s[0],
-                  (long long)s[1], (long long)s[2], (long long)g.lda, (long long)g.ldb, (long long)g.ldc);
-    time_interleaved(head, pr.flops, fs);
   }
   CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
 }
@@ -1248,7 +1231,8 @@ int nn_main() {
 // version-5 tile (MmaExp1: 128x128, one block per SM) and a 64x128 one
 // (X3Wide), each launched directly (operands off the grid on the element
 // map), and the automatic choice (which copies such operands onto the grid
-// where m, n >= 2048: device/gemm_operand_copy.cuh).
+// from operand_copy_min_side: device/gemm_operand_copy.cuh). Checks the two
+// tiles only this mode launches (the library's are --check's).
 struct X3Wide {};  // 64x128x32, 1x4 warps of 64x32, 3 stages, 2 blocks
 namespace egpu::kernels {
 template <MathMode M> struct MmaTileConfig<float, X3Wide, M> : MmaDims<64, 128, 32, 64, 32, 3, 2> {};
@@ -1262,8 +1246,8 @@ int x3_main() {
                 st.worst_ref, st.failures);
     failures += st.failures;
   };
-  check("large", +[](const GemmArgs<float>& g) {
-    if (g.m > 0 && g.n > 0) device::launch_mma<float, TensorLargeTag, MathMode::tf32x3>(g, nullptr);
+  check("v5-large", +[](const GemmArgs<float>& g) {
+    if (g.m > 0 && g.n > 0) device::launch_mma<float, MmaExp1, MathMode::tf32x3>(g, nullptr);
   });
   check("wide", +[](const GemmArgs<float>& g) {
     if (g.m > 0 && g.n > 0) device::launch_mma<float, X3Wide, MathMode::tf32x3>(g, nullptr);
@@ -1293,7 +1277,7 @@ int x3_main() {
       fs.push_back({"large-direct", [&g] { device::launch_mma<float, TensorLargeTag, MathMode::tf32x3>(g, nullptr); }});
       fs.push_back({"v5-large", [&g] { device::launch_mma<float, MmaExp1, MathMode::tf32x3>(g, nullptr); }});
       fs.push_back({"wide", [&g] { device::launch_mma<float, X3Wide, MathMode::tf32x3>(g, nullptr); }});
-      if (device::copies_operands(g))
+      if (device::copies_operands(g) && !(device::mma_vector_ok(g.a, g.lda) && device::mma_vector_ok(g.b, g.ldb)))
         fs.push_back({"copies-only", [&g] { device::with_operands_on_grid(g, nullptr, [](const GemmArgs<float>&) {}); }});
     } else {
       fs.push_back({"large-direct", [&g] { device::launch_mma<float, TensorLargeTag, MathMode::tf32>(g, nullptr); }});

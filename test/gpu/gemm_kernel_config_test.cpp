@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "kernels/gemm/gemm_args.hpp"
+#include "kernels/gemm/gemm_mma_config.hpp"
 #include "support/test_support.hpp"
 
 using namespace egpu_test;
@@ -514,7 +515,7 @@ BOOST_AUTO_TEST_CASE(nn_long_k_float) {
 }
 
 // Float tensor-core products with m and n from operand_copy_min_side
-// (3584) and an operand off the 16-byte grid, which gemm_mma copies onto the
+// and an operand off the 16-byte grid, which gemm_mma copies onto the
 // grid first (device/gemm_operand_copy.cuh): A and B off it, A only, B only
 // (odd leading dimensions, or every base one element off), each layout,
 // both beta modes; tf32 and tf32x3 on the automatic choice, tensor_large and
@@ -525,7 +526,8 @@ BOOST_AUTO_TEST_CASE(operands_off_grid_float) {
   for (MathMode math : {MathMode::tf32, MathMode::tf32x3})
     for (GemmConfig config : {GemmConfig::automatic, GemmConfig::tensor_large, GemmConfig::tensor_small})
       variants.push_back({math, config});
-  const Index shapes[][3] = {{3585, 3586, 37}, {3584, 3587, 20}, {3586, 3584, 9}};
+  const Index side = kern::operand_copy_min_side;
+  const Index shapes[][3] = {{side + 1, side + 2, 37}, {side, side + 3, 20}, {side + 2, side, 9}};
   auto on_grid = [](Index rows) { return (4 - rows % 4) % 4; };  // pads giving ld % 4 == 0
   auto off_grid = [](Index rows) { return rows % 2 == 0 ? Index(1) : Index(0); };  // odd ld
   std::vector<Job> jobs;

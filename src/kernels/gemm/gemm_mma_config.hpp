@@ -7,6 +7,8 @@
 // cap allows. Plain C++ so host code can read the shapes.
 #pragma once
 
+#include <cstdint>
+
 #include "common/complex.hpp"
 #include "kernels/gemm/gemm_args.hpp"
 
@@ -76,6 +78,17 @@ template <>
 struct MmaTileConfig<float, TensorLargeTag, MathMode::tf32x3> : MmaDims<128, 64, 32, 64, 32, 3, 2> {};
 template <>
 struct MmaTileConfig<float, TensorSmallTag, MathMode::tf32x3> : MmaDims<64, 64, 32, 32, 32, 3, 2> {};
+
+// Float products with m and n both at least this copy operands off the
+// 16-byte grid onto it before a tensor-core launch
+// (device/gemm_operand_copy.cuh); smaller ones load them on the element
+// map. The copy costs about 8 (m + n) k bytes of memory traffic against the
+// product's 2 m n k flops, and the element map's cost grows with the
+// product: tf32x3 NN with lda, ldb odd (H200, interleaved against SGEMM) ran
+// at 1.031 / 0.990 with element map / copies on 2049x2049x511, 1.059 /
+// 1.049 on 3073x3073x511, 0.940 / 1.008 on 4095x4097x511
+// (bench/NOTES-gemm.md, version 6).
+constexpr std::int64_t operand_copy_min_side = 3584;
 
 // Everything the kernel derives from a configuration.
 template <class T, class Tag, MathMode M>

@@ -44,9 +44,11 @@ void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
 
 // The copy map of the product: for float, elements (EL) where either
 // operand is off the 16-byte grid (tf32x3 on 4095x4097x511: 0.83 -> 0.95 of
-// SGEMM, bench/NOTES-gemm.md). fp64 keeps the chunk map there: its large
-// tile would spill twice as much on the element map, and its odd shapes run
-// at cuBLAS's rate already.
+// SGEMM against the chunk map's element-by-element chunks; gemm_mma copies
+// the operands of products from operand_copy_min_side onto the grid
+// instead). fp64 keeps the chunk map there: its large tile would spill
+// twice as much on the element map, and its odd shapes run at cuBLAS's rate
+// already.
 template <class T, class Tag, MathMode M, bool AK, bool BK>
 void launch_mma_layout(const kernel::MmaParams<T>& p, std::int64_t tiles, int slices,
                        cudaStream_t stream) {

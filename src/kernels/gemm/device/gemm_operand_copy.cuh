@@ -2,8 +2,8 @@
 // product. The mma kernels load an operand off the grid (a leading dimension
 // not a multiple of 4, or a base off 16 bytes) one element per cp.async (the
 // element map, EL in device/gemm_mma_launch.cuh), with four times the copy
-// instructions of the 16-byte path; on large products a copy of the operand
-// into a padded buffer costs less than that.
+// instructions of the 16-byte path; from operand_copy_min_side on, a copy
+// of the operand into a padded buffer costs less than that.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,29 +14,19 @@
 #include "egpu/error.hpp"
 #include "kernels/gemm/device/gemm_mma_launch.cuh"
 #include "kernels/gemm/gemm_args.hpp"
+#include "kernels/gemm/gemm_mma_config.hpp"
 #include "kernels/gemm/kernel/copy_matrix_kernel.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device_buffer.hpp"
 
 namespace egpu::kernels::device {
 
-// Both m and n at least this. The copy costs about 8 (m + n) k bytes of
-// memory traffic against the product's 2 m n k flops, and the element map's
-// cost grows with the product: tf32x3 NN with lda, ldb odd (H200, interleaved
-// against SGEMM) ran at 1.031 / 0.990 with element map / copies on
-// 2049x2049x511, 1.059 / 1.049 on 3073x3073x511, 0.940 / 1.008 on
-// 4095x4097x511 (bench/NOTES-gemm.md, version 6).
-constexpr std::int64_t operand_copy_min_side = 3584;
-
-// Whether gemm_mma copies an operand of g onto the grid first.
+// Whether gemm_mma runs g through with_operands_on_grid: float, large
+// enough (operand_copy_min_side in gemm_mma_config.hpp).
 template <class T>
 bool copies_operands(const GemmArgs<T>& g) {
-  if constexpr (!std::is_same_v<T, float>) {
-    return false;
-  } else {
-    return g.k > 0 && g.m >= operand_copy_min_side && g.n >= operand_copy_min_side &&
-           !(mma_vector_ok(g.a, g.lda) && mma_vector_ok(g.b, g.ldb));
-  }
+  return std::is_same_v<T, float> && g.k > 0 && g.m >= operand_copy_min_side &&
+         g.n >= operand_copy_min_side;
 }
 
 // The stored matrix of an operand: column-major rows x cols at ld.
@@ -68,12 +58,16 @@ void copy_matrices(const kernel::MatrixCopy<T> (&m)[2], int count, cudaStream_t 
 
 // Calls run(h), h = g with each operand off the grid replaced by a copy on
 // it (leading dimension rounded up to 4 elements) in stream-ordered memory,
-// freed after the work queued by run. Where that memory cannot be had, runs
-// g as it is.
+// freed after the work queued by run. With both operands on the grid, or
+// where that memory cannot be had, runs g as it is.
 template <class T, class Run>
 void with_operands_on_grid(const GemmArgs<T>& g, cudaStream_t stream, Run&& run) {
   constexpr std::int64_t V = 16 / sizeof(T);
   const bool copy_a = !mma_vector_ok(g.a, g.lda), copy_b = !mma_vector_ok(g.b, g.ldb);
+  if (!copy_a && !copy_b) {
+    run(g);
+    return;
+  }
   const StoredMatrix sa = stored_a(g), sb = stored_b(g);
   const std::int64_t lda = (sa.rows + V - 1) / V * V, ldb = (sb.rows + V - 1) / V * V;
   const std::size_t elems_a = copy_a ? std::size_t(lda * sa.cols) : 0;
