@@ -2,10 +2,13 @@
 // cuBLAS on device-resident data, in the same run, per scalar, shape, operand
 // layout and (float) math mode.
 //
-// Timing: device events around each call on one stream, `--warmups` untimed
-// calls first, median of `--repeats`. Inputs are uniform in [-1, 1) (never
-// zeros), copied up once outside the timing; C is filled with NaN before
-// the first call of each system. Rates: 2mnk real flops (8mnk complex) per
+// Timing: device events around each call on one stream, each call queued
+// whole before it starts (so the host's launch latency is not timed, for
+// either system), ours and cuBLAS in turn call by call (so a drift of the
+// clocks reaches both alike), `--warmups` untimed calls of each first,
+// median of `--repeats`. Inputs are uniform in [-1, 1) (never zeros),
+// copied up once outside the timing; each system writes its own C, filled
+// with NaN before its first call. Rates: 2mnk real flops (8mnk complex) per
 // second.
 //
 // Errors: max_ij |C_ij - ref_ij| / max_ij |ref_ij| (|.| the complex modulus)
@@ -27,18 +30,18 @@
 #include <egpu/device.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -79,7 +82,8 @@ const char* const kUsage =
     "  --csv-dir DIR         default CSV name, in DIR\n"
     "  --no-csv              table only\n"
     "\n"
-    "Rates are device-resident (events around each call, median of repeats). Errors are\n"
+    "Rates are device-resident (events around each call, queued before it starts;\n"
+    "ours and cuBLAS timed in turn; median of repeats). Errors are\n"
     "max|C - ref| / max|ref| against an fp64 cuBLAS product of the same operands (for f64/c64\n"
     "that reference is pedantic-math cuBLAS itself). Exact and tf32x3 rows compare with exact\n"
     "cuBLAS, tf32 rows with cuBLAS TF32 (CUBLAS_TF32_TENSOR_OP_MATH).\n";
@@ -289,46 +293,62 @@ std::vector<Row> run_case(const std::string& scalar, const Shape& shape, const s
     ref = download<W>(dref, size_c, stream.s);
   }
 
-  // Times enqueue() on C poisoned with NaN, then measures C's error.
-  auto measure = [&](const auto& enqueue) {
-    Timing t;
+  // Times ours and cuBLAS in turn (gpu::time_in_turn), each writing its own
+  // C, poisoned with NaN first, then measures both C's errors. A system whose
+  // first call fails is reported FAILED and the other is timed alone.
+  gpu::DeviceMemory dc_cublas(size_c * sizeof(S), stream.s);
+  auto measure = [&](const std::function<void()>& ours, const std::function<void()>& theirs) {
+    std::array<Timing, 2> t;
+    const std::array<const gpu::DeviceMemory*, 2> out{&dc, &dc_cublas};
+    const std::array<const std::function<void()>*, 2> system{&ours, &theirs};
+    std::vector<std::size_t> live;
+    std::vector<std::function<void()>> timed;
+    for (std::size_t i = 0; i < 2; ++i) {
+      try {
+        gpu::check(cudaMemsetAsync(out[i]->p, 0xff, size_c * sizeof(S), stream.s), "cudaMemset C");  // NaN
+        (*system[i])();
+        gpu::check(cudaStreamSynchronize(stream.s), "first call");
+        live.push_back(i);
+        timed.push_back(*system[i]);
+      } catch (const std::exception& e) {
+        t[i].failure = e.what();
+        (void)cudaStreamSynchronize(stream.s);
+      }
+    }
     try {
-      gpu::check(cudaMemsetAsync(dc.p, 0xff, size_c * sizeof(S), stream.s), "cudaMemset C");  // NaN
-      t.seconds = median(gpu::time_on_stream(stream.s, settings.warmups, settings.repeats, enqueue));
-      t.error = max_relative_error(download<S>(dc, size_c, stream.s), ref);
+      const std::vector<std::vector<double>> seconds =
+          gpu::time_in_turn(stream.s, settings.warmups, settings.repeats, timed);
+      for (std::size_t j = 0; j < live.size(); ++j) {
+        t[live[j]].seconds = median(seconds[j]);
+        t[live[j]].error = max_relative_error(download<S>(*out[live[j]], size_c, stream.s), ref);
+      }
     } catch (const std::exception& e) {
-      t.seconds = 0;
-      t.failure = e.what();
+      for (std::size_t i : live) {
+        t[i].seconds = 0;
+        t[i].failure = e.what();
+      }
       (void)cudaStreamSynchronize(stream.s);
     }
     return t;
   };
 
-  // cuBLAS variants, each timed once and shared by the rows that name it.
-  std::map<std::string, Timing> cublas_runs;
-  auto run_cublas = [&](bool tf32) {
-    const bool real_single = std::is_same_v<S, float>;
+  // The cuBLAS variant of a math mode: its name and a call of it.
+  auto cublas_variant = [&](MathMode math) {
+    const bool tf32 = math == MathMode::tf32 && std::is_same_v<S, float>;
     const std::string name = std::string(cublas_name<S>()) +
-                             (tf32 && real_single ? "-tf32" : settings.cublas_pedantic ? "-pedantic" : "");
-    if (cublas_runs.count(name)) return std::make_pair(name, cublas_runs[name]);
-    const cublasMath_t mode = tf32 && real_single       ? CUBLAS_TF32_TENSOR_OP_MATH
+                             (tf32 ? "-tf32" : settings.cublas_pedantic ? "-pedantic" : "");
+    const cublasMath_t mode = tf32                      ? CUBLAS_TF32_TENSOR_OP_MATH
                               : settings.cublas_pedantic ? CUBLAS_PEDANTIC_MATH
                                                          : CUBLAS_DEFAULT_MATH;
-    Timing t;
-    try {
+    std::function<void()> call = [&, mode] {
       gpu::check(cublasSetMathMode(cublas.h, mode), "cublasSetMathMode");
-      t = measure([&] {
-        gpu::check(gpu::cublas_gemm(cublas.h, sa.op, sb.op, static_cast<int>(m), static_cast<int>(n),
-                                    static_cast<int>(k), S(1), static_cast<const S*>(da.p), lda,
-                                    static_cast<const S*>(db.p), ldb, S(0), static_cast<S*>(dc.p),
-                                    static_cast<int>(m)),
-                   "cublas gemm");
-      });
-    } catch (const std::exception& e) {
-      t.failure = e.what();
-    }
-    cublas_runs[name] = t;
-    return std::make_pair(name, t);
+      gpu::check(gpu::cublas_gemm(cublas.h, sa.op, sb.op, static_cast<int>(m), static_cast<int>(n),
+                                  static_cast<int>(k), S(1), static_cast<const S*>(da.p), lda,
+                                  static_cast<const S*>(db.p), ldb, S(0), static_cast<S*>(dc_cublas.p),
+                                  static_cast<int>(m)),
+                 "cublas gemm");
+    };
+    return std::make_pair(name, call);
   };
 
   std::vector<Row> rows;
@@ -369,8 +389,12 @@ std::vector<Row> run_case(const std::string& scalar, const Shape& shape, const s
       args.beta = gpu::zero<K>();
       args.beta_is_zero = true;
       args.math = math;
-      row.ours = measure([&] { kern::gemm_tiled<K>(args, static_cast<void*>(stream.s), config); });
-      std::tie(row.cublas_name, row.cublas) = run_cublas(math == MathMode::tf32);
+      const auto [cublas_call_name, cublas_call] = cublas_variant(math);
+      row.cublas_name = cublas_call_name;
+      const std::array<Timing, 2> t =
+          measure([&] { kern::gemm_tiled<K>(args, static_cast<void*>(stream.s), config); }, cublas_call);
+      row.ours = t[0];
+      row.cublas = t[1];
       rows.push_back(row);
       std::fprintf(stderr, "  %s %s %s %s %s: ours %.4g s, %s %.4g s\n", scalar.c_str(), row.shape.c_str(),
                    ops.c_str(), math_name.c_str(), row.config.c_str(), row.ours.seconds, row.cublas_name.c_str(),
@@ -451,7 +475,7 @@ int run_gemm(int argc, char** argv) {
   const RunInfo info = gather_run_info(0);
   std::printf("egpu-bench gemm: device %s, commit %s, %s\n", info.device.c_str(), info.commit.c_str(),
               info.date.c_str());
-  std::printf("device-resident, events per call, median of %d after %d warm-up(s); exact cuBLAS math: %s\n",
+  std::printf("device-resident, events per call (queued before it starts; ours and cuBLAS in turn), median of %d after %d warm-up(s); exact cuBLAS math: %s\n",
               settings.repeats, settings.warmups, settings.cublas_pedantic ? "pedantic" : "default");
   if (!egpu::has_device()) {
     std::printf("NO USABLE GPU: egpu-bench gemm measures device-resident products on a GPU; SKIPPED\n");

@@ -1295,6 +1295,86 @@ int x3_main() {
   return failures ? 1 : 0;
 }
 
+// ---- chained tiles (--chain) ------------------------------------------------
+// fp64 tiles with and without chained tiles (MmaDims::chain_max_k: a grid of
+// the resident blocks, each issuing its next tile's prologue before its C
+// store), checked on grids of more tiles than resident blocks, then timed
+// against cuBLAS on short-k products.
+struct DpLargePlain {};
+struct DpLargeChain {};
+struct DpLargeChain4 {};  // four stages: the prologue holds k = 48
+struct DpSmallPlain {};
+struct DpSmallChain {};
+namespace egpu::kernels {
+constexpr int always = 1 << 30;
+template <MathMode M> struct MmaTileConfig<double, DpLargePlain, M> : MmaDims<128, 64, 16, 64, 32, 3, 2, 8, true> {};
+template <MathMode M>
+struct MmaTileConfig<double, DpLargeChain, M> : MmaDims<128, 64, 16, 64, 32, 3, 2, 8, true, always> {};
+template <MathMode M>
+struct MmaTileConfig<double, DpLargeChain4, M> : MmaDims<128, 64, 16, 64, 32, 4, 2, 8, true, always> {};
+template <MathMode M> struct MmaTileConfig<double, DpSmallPlain, M> : MmaDims<64, 64, 16, 32, 32, 3, 3, 8, true> {};
+template <MathMode M>
+struct MmaTileConfig<double, DpSmallChain, M> : MmaDims<64, 64, 16, 32, 32, 3, 3, 8, true, always> {};
+}  // namespace egpu::kernels
+
+template <class F>
+void for_each_chain_tile(F&& f) {
+  f("large", DpLargePlain{});
+  f("large-chain", DpLargeChain{});
+  f("large-chain4", DpLargeChain4{});
+  f("small", DpSmallPlain{});
+  f("small-chain", DpSmallChain{});
+}
+
+int chain_main() {
+  int failures = 0;
+  for_each_chain_tile([&](const char* name, auto tag) {
+    using Tg = decltype(tag);
+    case_launch<double> = [](const GemmArgs<double>& g) {
+      if (g.m > 0 && g.n > 0) device::launch_mma<double, Tg, MathMode::exact>(g, nullptr);
+    };
+    Stats st;
+    const i64 extras[] = {0, 1, 3, 4};
+    const i64 ks[] = {1, 16, 40, 64, 100, 300};
+    for_layouts_and_conj<double>(3, extras, [&](Case& c, int r) {
+      c.m = r == 0 ? 2100 : 2177;  // more tiles than resident blocks
+      c.n = r == 1 ? 1999 : 2241;
+      c.k = ks[g_rng() % 6];
+      c.unaligned = r == 2;
+      c.beta_zero = g_rng() % 2 == 0;
+      c.cfg = GemmConfig::tensor_large;
+      run_case<double>(c, st, false);
+    });
+    case_launch<double> = nullptr;
+    std::printf("CHECK chain %-13s cases %d max ratio vs ref %.3g failures %d\n", name, st.cases, st.worst_ref,
+                st.failures);
+    failures += st.failures;
+  });
+  const Layout C = Layout::col_major, R = Layout::row_major;
+  struct Shape { i64 m, n, k; Layout la, lb; };
+  const Shape shapes[] = {{8192, 8192, 64, C, C},   {8192, 8192, 64, R, C},  {8192, 8192, 32, C, C},
+                          {8192, 8192, 128, C, C},  {8192, 8192, 256, C, C}, {4096, 4096, 512, C, C},
+                          {4095, 4097, 511, C, C},  {4096, 4096, 4096, C, C}};
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  for (const Shape& sh : shapes) {
+    DeviceProblem<double> pr(sh.m, sh.n, sh.k, sh.la, sh.lb);
+    GemmArgs<double>& g = pr.g;
+    std::vector<std::pair<std::string, std::function<void()>>> fs{cublas_launcher(g)};
+    fs.push_back({"automatic", [&g] { gemm_tiled(g, nullptr, GemmConfig::automatic); }});
+    for_each_chain_tile([&](const char* name, auto tag) {
+      using Tg = decltype(tag);
+      fs.push_back({name, [&g] { device::launch_mma<double, Tg, MathMode::exact>(g, nullptr); }});
+    });
+    char head[96];
+    std::snprintf(head, sizeof head, "CHAIN %5lldx%5lldx%5lld %c%c", (long long)sh.m, (long long)sh.n,
+                  (long long)sh.k, sh.la == R ? 'T' : 'N', sh.lb == R ? 'T' : 'N');
+    time_interleaved(head, pr.flops, fs);
+  }
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+  std::printf("%s (%d failures)\n", failures ? "CHAIN CHECKS FAILED" : "CHAIN CHECKS PASSED", failures);
+  return failures ? 1 : 0;
+}
+
 // --gaps-profile: for ncu, one launch each of the float medium tile (and it
 // without the steady loop) on 4095x4097x511 and 4096x4096x512, and of cuBLAS
 // SGEMM (default math) on the odd shape.
@@ -1338,6 +1418,11 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && !std::strcmp(argv[1], "--nn")) {
     const int rc = nn_main();
+    CB(cublasDestroy(g_handle));
+    return rc;
+  }
+  if (argc > 1 && !std::strcmp(argv[1], "--chain")) {
+    const int rc = chain_main();
     CB(cublasDestroy(g_handle));
     return rc;
   }

@@ -7,10 +7,15 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
 #include <complex>
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/gemm/gemm_args.hpp"
@@ -85,23 +90,77 @@ struct Cublas {
   Cublas& operator=(const Cublas&) = delete;
 };
 
-// Seconds of `repeats` event-timed runs of enqueue(stream) after `warmups`.
+// Holds a stream behind a host function until release(): the calls queued
+// behind it start only once the host has queued all of them, so an event
+// recorded after the hold times the device's work and not the host's
+// launch latency. A call that waits for its own stream would wait for the
+// hold: the hold gives way after a second and expired() says so.
+class StreamHold {
+  struct State {
+    std::atomic<bool> released{false}, expired{false};
+  };
+
+ public:
+  explicit StreamHold(cudaStream_t stream) : m_state(std::make_shared<State>()) {
+    // The host function owns a reference of its own: it may still run after
+    // this object is gone.
+    auto* state = new std::shared_ptr<State>(m_state);
+    const cudaError_t status = cudaLaunchHostFunc(stream, &StreamHold::wait, state);
+    if (status != cudaSuccess) delete state;
+    check(status, "cudaLaunchHostFunc (stream hold)");
+  }
+  ~StreamHold() { release(); }
+  StreamHold(const StreamHold&) = delete;
+  StreamHold& operator=(const StreamHold&) = delete;
+  void release() { m_state->released.store(true, std::memory_order_release); }
+  bool expired() const { return m_state->expired.load(std::memory_order_acquire); }
+
+ private:
+  static void CUDART_CB wait(void* data) {
+    const std::unique_ptr<std::shared_ptr<State>> state(static_cast<std::shared_ptr<State>*>(data));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!(*state)->released.load(std::memory_order_acquire))
+      if (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      } else {
+        (*state)->expired.store(true, std::memory_order_release);
+        return;
+      }
+  }
+  std::shared_ptr<State> m_state;
+};
+
+// Seconds of `repeats` event-timed runs of each of `systems` after `warmups`
+// untimed runs of each: the systems take turns run by run, so that a drift
+// of the clocks over the runs reaches all of them alike, and each timed run
+// is queued behind a StreamHold. Result: [system][run].
+inline std::vector<std::vector<double>> time_in_turn(cudaStream_t stream, int warmups, int repeats,
+                                                     const std::vector<std::function<void()>>& systems) {
+  Event start, stop;
+  for (const auto& enqueue : systems)
+    for (int i = 0; i < warmups; ++i) enqueue();
+  check(cudaStreamSynchronize(stream), "warm-up");
+  std::vector<std::vector<double>> seconds(systems.size());
+  for (int i = 0; i < repeats; ++i)
+    for (std::size_t s = 0; s < systems.size(); ++s) {
+      StreamHold hold(stream);
+      check(cudaEventRecord(start.e, stream), "cudaEventRecord");
+      systems[s]();
+      check(cudaEventRecord(stop.e, stream), "cudaEventRecord");
+      hold.release();
+      check(cudaEventSynchronize(stop.e), "cudaEventSynchronize");
+      if (hold.expired()) throw std::runtime_error("timing: the call waited for its own stream");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start.e, stop.e), "cudaEventElapsedTime");
+      seconds[s].push_back(1e-3 * static_cast<double>(ms));
+    }
+  return seconds;
+}
+
+// Seconds of `repeats` event-timed runs of enqueue after `warmups`.
 template <class F>
 std::vector<double> time_on_stream(cudaStream_t stream, int warmups, int repeats, F&& enqueue) {
-  Event start, stop;
-  for (int i = 0; i < warmups; ++i) enqueue();
-  check(cudaStreamSynchronize(stream), "warm-up");
-  std::vector<double> seconds;
-  for (int i = 0; i < repeats; ++i) {
-    check(cudaEventRecord(start.e, stream), "cudaEventRecord");
-    enqueue();
-    check(cudaEventRecord(stop.e, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(stop.e), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start.e, stop.e), "cudaEventElapsedTime");
-    seconds.push_back(1e-3 * static_cast<double>(ms));
-  }
-  return seconds;
+  return time_in_turn(stream, warmups, repeats, {std::function<void()>(enqueue)}).front();
 }
 
 // Host scalar -> the kernels' scalar (layout-compatible).

@@ -547,6 +547,29 @@ BOOST_AUTO_TEST_CASE(operands_off_grid_float) {
   run_jobs<S>(jobs);
 }
 
+// double's large tile runs products with k up to its chain_max_k as chained
+// tiles (kernel/gemm_mma_kernel.cuh: a grid of the resident blocks, each
+// issuing its next tile's prologue before its C store): more tiles than
+// any GPU holds blocks of it at once, every layout, both beta modes, k on
+// both sides of the bound; tensor_large and the automatic choice (which
+// takes it here) on the same data.
+BOOST_AUTO_TEST_CASE(chained_tiles_double) {
+  using S = double;
+  constexpr Index bound = kern::MmaTileConfig<S, kern::TensorLargeTag, MathMode::exact>::chain_max_k;
+  static_assert(bound > 0, "the large tile chains");
+  const std::vector<Index> ks = {1, 16, 61, bound, bound + 1};
+  std::vector<Job> jobs;
+  for (int layouts = 0; layouts < 4; ++layouts)
+    for (bool beta_is_zero : {true, false}) {
+      Case c = random_case<S>(3000 + pick(0, 200), 2900 + pick(0, 200), pick_from(ks));
+      c.a_layout = layouts & 1 ? Layout::row_major : Layout::col_major;
+      c.b_layout = layouts & 2 ? Layout::row_major : Layout::col_major;
+      c.beta_is_zero = beta_is_zero;
+      jobs.push_back({c, {{MathMode::exact, GemmConfig::tensor_large}, {MathMode::exact, GemmConfig::automatic}}});
+    }
+  run_jobs<S>(jobs);
+}
+
 // Enough output tiles that the automatic choice takes the large
 // configurations, with interior (unchecked) tiles: aligned leading
 // dimensions (vector loads) and odd ones with an offset base (scalar

@@ -22,8 +22,11 @@ struct TensorSplitTag {};  // the tile split-k runs for complex<double> (SplitTi
 // while the mma of the current one run, across the stage boundary too, with
 // the stage's barrier in the middle of its last step's mma
 // (kernel/gemm_mma_kernel.cuh); it holds two fragment sets.
+// CHAIN_MAX_K: products with k up to this run chained tiles
+// (kernel/gemm_mma_kernel.cuh): a grid of the resident blocks, each issuing
+// its next tile's prologue before the current tile's C store; 0: never.
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int MIN_BLOCKS, int MMA_K = 8,
-          bool FRAG_PIPELINE = false>
+          bool FRAG_PIPELINE = false, int CHAIN_MAX_K = 0>
 struct MmaDims {
   static constexpr int bm = BM, bn = BN, bk = BK;  // block tile (complex elements for cdouble)
   static constexpr int wm = WM, wn = WN;           // warp tile
@@ -31,6 +34,7 @@ struct MmaDims {
   static constexpr int min_blocks = MIN_BLOCKS;    // resident blocks per SM (register cap)
   static constexpr int mma_k = MMA_K;              // k of one mma (16: fp64 m16n8k16)
   static constexpr bool frag_pipeline = FRAG_PIPELINE;
+  static constexpr int chain_max_k = CHAIN_MAX_K;
 };
 
 template <class T, class Tag, MathMode M> struct MmaTileConfig;
@@ -38,7 +42,7 @@ template <class T, class Tag, MathMode M> struct MmaTileConfig;
 // fp64, DMMA m16n8k8 with the fragment pipeline: 128x64x16 block, 2x2 warps
 // of 64x32 (64 accumulators per thread), 3 stages, two blocks per SM.
 template <MathMode M>
-struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 64, 16, 64, 32, 3, 2, 8, true> {};
+struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 64, 16, 64, 32, 3, 2, 8, true, 256> {};
 // 64x64x16 block, 2x2 warps of 32x32 (32 accumulators per thread), the same
 // k step and pipeline, 3 stages, three blocks per SM (12 warps; at most 170
 // registers per thread).

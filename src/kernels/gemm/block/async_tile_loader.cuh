@@ -130,6 +130,9 @@ struct AsyncTileLoader {
     }
     src += k_step;
   }
+
+  // Advances past `tiles` k tiles another loader copied.
+  __device__ __forceinline__ void skip(int tiles) { src += tiles * k_step; }
 };
 
 }  // namespace egpu::kernels::block

@@ -27,19 +27,50 @@ bool mma_vector_ok(const T* ptr, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % V == 0;
 }
 
-template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL>
+// The resident blocks of a kernel on the current device (0 if not known).
+template <class Kernel>
+std::int64_t resident_blocks(Kernel* fn, int threads, int smem_bytes) {
+  int device = 0, sms = 0, per_sm = 0;
+  runtime::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  runtime::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                      "cudaDeviceGetAttribute(multiprocessors)");
+  runtime::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem_bytes),
+                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor(gemm_mma_kernel)");
+  return std::int64_t(sms) * per_sm;
+}
+
+template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL, bool CHAINED>
 void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int slices,
                        cudaStream_t stream) {
   using Tr = kernel::MmaKernelTraits<T, Tag, M, AK, BK, EL>;
-  auto* fn = &kernel::gemm_mma_kernel<T, Tag, M, AK, BK, EL>;
+  auto* fn = &kernel::gemm_mma_kernel<T, Tag, M, AK, BK, EL, CHAINED>;
   // Above 48 KB, dynamic shared memory needs the kernel's opt-in (once).
   static const cudaError_t attr =
       cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::smem_bytes);
   runtime::cuda_check(attr, "cudaFuncSetAttribute(gemm_mma_kernel)");
-  // Tiles on x (the kernel loops beyond 2^31 - 1), k-slices on y.
-  const dim3 grid(unsigned(tiles < 0x7fffffff ? tiles : 0x7fffffff), unsigned(slices));
+  // Tiles on x (the kernel loops beyond 2^31 - 1; chained, beyond the
+  // resident blocks), k-slices on y.
+  std::int64_t blocks = tiles < 0x7fffffff ? tiles : 0x7fffffff;
+  if constexpr (CHAINED) {
+    const std::int64_t resident = resident_blocks(fn, Tr::S::threads, Tr::smem_bytes) / slices;
+    if (resident > 0 && resident < blocks) blocks = resident;
+  }
+  const dim3 grid{unsigned(blocks), unsigned(slices)};
   fn<<<grid, Tr::S::threads, Tr::smem_bytes, stream>>>(p);
   runtime::launch_check("gemm_mma_kernel");
+}
+
+// Chained tiles (MmaDims::chain_max_k) for k up to the tag's bound.
+template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL>
+void launch_mma_chain(const kernel::MmaParams<T>& p, std::int64_t tiles, int slices,
+                      cudaStream_t stream) {
+  if constexpr (MmaShape<T, Tag, M>::chain_max_k > 0) {
+    if (p.k_slice <= MmaShape<T, Tag, M>::chain_max_k) {
+      launch_mma_kernel<T, Tag, M, AK, BK, EL, true>(p, tiles, slices, stream);
+      return;
+    }
+  }
+  launch_mma_kernel<T, Tag, M, AK, BK, EL, false>(p, tiles, slices, stream);
 }
 
 // The copy map of the product: for float, elements (EL) where either
@@ -54,11 +85,11 @@ void launch_mma_layout(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
                        cudaStream_t stream) {
   if constexpr (sizeof(T) == 4) {
     if (p.k > 0 && !(p.a_vec && p.b_vec)) {
-      launch_mma_kernel<T, Tag, M, AK, BK, true>(p, tiles, slices, stream);
+      launch_mma_chain<T, Tag, M, AK, BK, true>(p, tiles, slices, stream);
       return;
     }
   }
-  launch_mma_kernel<T, Tag, M, AK, BK, false>(p, tiles, slices, stream);
+  launch_mma_chain<T, Tag, M, AK, BK, false>(p, tiles, slices, stream);
 }
 
 // Requires m, n > 0. With slices.count > 1, computes the split-k partial

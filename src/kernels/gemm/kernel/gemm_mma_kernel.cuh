@@ -137,7 +137,25 @@ struct MmaKLoop {
   }
 };
 
-template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL = false>
+// The origin of tile number `tile` in C: tiles in groups of group_m row
+// tiles, column by column inside a group.
+struct TileOrigin {
+  std::int64_t m0, n0;
+};
+template <int BM, int BN>
+__device__ __forceinline__ TileOrigin tile_origin(std::int64_t tile, std::int64_t m_tiles, std::int64_t n_tiles) {
+  const std::int64_t per_group = std::int64_t(group_m) * n_tiles;
+  const std::int64_t first_m = tile / per_group * group_m;
+  const std::int64_t rows = m_tiles - first_m < group_m ? m_tiles - first_m : group_m;
+  const std::int64_t in_group = tile % per_group;
+  return {(first_m + in_group % rows) * BM, (in_group / rows) * BN};
+}
+
+// Blocks loop over tiles (grid x may be smaller than the tile count).
+// CHAINED: a block issues the prologue of its next tile before it stores the
+// C of the current one, so that the copies of that prologue are in flight
+// while the stores drain; the launch sizes the grid to the resident blocks.
+template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL = false, bool CHAINED = false>
 __global__ void __launch_bounds__(MmaShape<T, Tag, M>::threads, MmaShape<T, Tag, M>::min_blocks)
     gemm_mma_kernel(const MmaParams<T> p) {
   using Tr = MmaKernelTraits<T, Tag, M, AK, BK, EL>;
@@ -163,29 +181,31 @@ __global__ void __launch_bounds__(MmaShape<T, Tag, M>::threads, MmaShape<T, Tag,
 
   const std::int64_t tiles = p.m_tiles * p.n_tiles;
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const std::int64_t per_group = std::int64_t(group_m) * p.n_tiles;
-    const std::int64_t first_m = tile / per_group * group_m;
-    const std::int64_t rows = p.m_tiles - first_m < group_m ? p.m_tiles - first_m : group_m;
-    const std::int64_t in_group = tile % per_group;
-    const std::int64_t m0 = (first_m + in_group % rows) * S::bm;
-    const std::int64_t n0 = (in_group / rows) * S::bn;
-
-    LA la(a, p.lda, p.m, m0, p.a_vec);
-    LB lb(b, p.ldb, p.n, n0, p.b_vec);
+    const TileOrigin at = tile_origin<S::bm, S::bn>(tile, p.m_tiles, p.n_tiles);
+    LA la(a, p.lda, p.m, at.m0, p.a_vec);
+    LB lb(b, p.ldb, p.n, at.n0, p.b_vec);
     typename Tr::Warp w;
     w.clear();
     if constexpr (is_complex<T>::value) w.set_conj(p.conj_a, p.conj_b);
 
     const std::int64_t ktiles = (kz + S::bk - 1) / S::bk;
-    auto load_stage = [&](int slot, std::int64_t kt) {
+    auto copy_stage = [&](LA& to_a, LB& to_b, int slot, std::int64_t kt) {
       if (kt < ktiles) {
-        la.load(sa + slot * LA::stage_elems, kz - kt * S::bk, p.a);
-        lb.load(sb + slot * LB::stage_elems, kz - kt * S::bk, p.b);
+        to_a.load(sa + slot * LA::stage_elems, kz - kt * S::bk, p.a);
+        to_b.load(sb + slot * LB::stage_elems, kz - kt * S::bk, p.b);
       }
       block::cp_async_commit();  // empty groups keep the count uniform
     };
+    auto load_stage = [&](int slot, std::int64_t kt) { copy_stage(la, lb, slot, kt); };
+    bool prologue_issued = false;  // by the block's previous tile (CHAINED)
+    if constexpr (CHAINED) prologue_issued = tile != blockIdx.x;
+    if (prologue_issued) {
+      la.skip(S::stages - 1);
+      lb.skip(S::stages - 1);
+    } else {
 #pragma unroll
-    for (int s = 0; s < S::stages - 1; ++s) load_stage(s, s);
+      for (int s = 0; s < S::stages - 1; ++s) load_stage(s, s);
+    }
     if constexpr (S::frag_pipeline)
       MmaKLoop<Tr, AK, BK>::pipelined(w, sa + a_lane, sb + b_lane, ktiles, load_stage);
     else
@@ -193,9 +213,18 @@ __global__ void __launch_bounds__(MmaShape<T, Tag, M>::threads, MmaShape<T, Tag,
     block::cp_async_wait<0>();
     __syncthreads();  // the next tile's prologue overwrites the stages
 
-    const std::int64_t mrem = p.m - m0 - wm0, nrem = p.n - n0 - wn0;
+    if constexpr (CHAINED) {
+      if (tile + gridDim.x < tiles) {
+        const TileOrigin next = tile_origin<S::bm, S::bn>(tile + gridDim.x, p.m_tiles, p.n_tiles);
+        LA na(a, p.lda, p.m, next.m0, p.a_vec);
+        LB nb(b, p.ldb, p.n, next.n0, p.b_vec);
+#pragma unroll
+        for (int s = 0; s < S::stages - 1; ++s) copy_stage(na, nb, s, s);
+      }
+    }
+    const std::int64_t mrem = p.m - at.m0 - wm0, nrem = p.n - at.n0 - wn0;
     if (mrem > 0 && nrem > 0)
-      w.store(c + (m0 + wm0) + (n0 + wn0) * p.ldc, p.ldc, mrem, nrem, p.alpha, p.beta,
+      w.store(c + (at.m0 + wm0) + (at.n0 + wn0) * p.ldc, p.ldc, mrem, nrem, p.alpha, p.beta,
               p.beta_is_zero);
   }
 }
