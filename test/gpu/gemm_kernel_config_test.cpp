@@ -547,16 +547,16 @@ BOOST_AUTO_TEST_CASE(operands_off_grid_float) {
   run_jobs<S>(jobs);
 }
 
-// double's large tile runs products with k up to its chain_max_k as chained
+// double's small tile runs products with k up to its chain_max_k as chained
 // tiles (kernel/gemm_mma_kernel.cuh: a grid of the resident blocks, each
-// issuing its next tile's prologue before its C store): more tiles than
-// any GPU holds blocks of it at once, every layout, both beta modes, k on
-// both sides of the bound; tensor_large and the automatic choice (which
-// takes it here) on the same data.
+// issuing its next tile's prologue before its C store), and the automatic
+// choice takes it there: more tiles than any GPU holds blocks of at once,
+// every layout, both beta modes, k on both sides of the bound;
+// tensor_small and the automatic choice on the same data.
 BOOST_AUTO_TEST_CASE(chained_tiles_double) {
   using S = double;
-  constexpr Index bound = kern::MmaTileConfig<S, kern::TensorLargeTag, MathMode::exact>::chain_max_k;
-  static_assert(bound > 0, "the large tile chains");
+  constexpr Index bound = kern::MmaTileConfig<S, kern::TensorSmallTag, MathMode::exact>::chain_max_k;
+  static_assert(bound > 0, "the small tile chains");
   const std::vector<Index> ks = {1, 16, 61, bound, bound + 1};
   std::vector<Job> jobs;
   for (int layouts = 0; layouts < 4; ++layouts)
@@ -565,7 +565,7 @@ BOOST_AUTO_TEST_CASE(chained_tiles_double) {
       c.a_layout = layouts & 1 ? Layout::row_major : Layout::col_major;
       c.b_layout = layouts & 2 ? Layout::row_major : Layout::col_major;
       c.beta_is_zero = beta_is_zero;
-      jobs.push_back({c, {{MathMode::exact, GemmConfig::tensor_large}, {MathMode::exact, GemmConfig::automatic}}});
+      jobs.push_back({c, {{MathMode::exact, GemmConfig::tensor_small}, {MathMode::exact, GemmConfig::automatic}}});
     }
   run_jobs<S>(jobs);
 }

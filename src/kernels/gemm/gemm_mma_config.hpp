@@ -42,12 +42,17 @@ template <class T, class Tag, MathMode M> struct MmaTileConfig;
 // fp64, DMMA m16n8k8 with the fragment pipeline: 128x64x16 block, 2x2 warps
 // of 64x32 (64 accumulators per thread), 3 stages, two blocks per SM.
 template <MathMode M>
-struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 64, 16, 64, 32, 3, 2, 8, true, 256> {};
+struct MmaTileConfig<double, TensorLargeTag, M> : MmaDims<128, 64, 16, 64, 32, 3, 2, 8, true> {};
 // 64x64x16 block, 2x2 warps of 32x32 (32 accumulators per thread), the same
 // k step and pipeline, 3 stages, three blocks per SM (12 warps; at most 170
-// registers per thread).
+// registers per thread). Chained tiles up to k = 64: on 8192x8192x64 the C
+// store is most of a tile's time, and issuing the next tile's prologue
+// before it took this tile from 0.74 to 0.80 of DGEMM (NN; TN 0.76 ->
+// 0.84), ahead of the large tile (0.78 / 0.79), which chaining slowed
+// (bench/NOTES-gemm.md, version 7). choose_mma_config takes it for k up to
+// its chain_max_k.
 template <MathMode M>
-struct MmaTileConfig<double, TensorSmallTag, M> : MmaDims<64, 64, 16, 32, 32, 3, 3, 8, true> {};
+struct MmaTileConfig<double, TensorSmallTag, M> : MmaDims<64, 64, 16, 32, 32, 3, 3, 8, true, 64> {};
 
 // complex<double>: four real DMMA products per 16x8 tile on the re/im parts;
 // 64x64x8 block, 4 warps of 32x32 (64 complex accumulators per thread, at

@@ -65,11 +65,14 @@ void run_config(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms
 
 }  // namespace
 
-// tensor_large when its tiles give every multiprocessor a block; else
+// tensor_small (chained) for double with k up to that tile's chain_max_k;
+// else tensor_large when its tiles give every multiprocessor a block; else
 // split_k when its tile (SplitTileTag) gets at least two k-slices; else
 // tensor_small.
 template <class T>
 GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {
+  if constexpr (std::is_same_v<T, double>)
+    if (g.k <= MmaShape<T, TensorSmallTag, MathMode::exact>::chain_max_k) return GemmConfig::tensor_small;
   std::int64_t tiles = 0;
   with_shape<T, TensorLargeTag>(g.math, [&](auto shape) {
     using S = decltype(shape);
