@@ -109,6 +109,7 @@ struct Case {
   Index lda_pad = 0, ldb_pad = 0, ldc_pad = 0;  // leading dimension beyond the minimum
   Index offset = 0;                             // elements from the allocation to each base pointer
   bool beta_is_zero = true;
+  bool real_beta = false;  // complex scalars: beta on the real axis
 };
 
 // How the kernel computes it.
@@ -292,6 +293,8 @@ template <class S> struct Problem {
         for (Index i = 0; i < c0.rows; ++i) c0.at(i, j) = random_scalar<S>();
     alpha = random_scalar<S>();
     beta = c.beta_is_zero ? S(0) : random_scalar<S>();
+    if constexpr (is_complex_v<S>)
+      if (c.real_beta) beta = S(beta.real(), 0);
 
     const bool a_col = c.a_layout == Layout::col_major, b_col = c.b_layout == Layout::col_major;
     auto conj_if = [](S v, bool conj) {
@@ -566,6 +569,31 @@ BOOST_AUTO_TEST_CASE(chained_tiles_double) {
       c.b_layout = layouts & 2 ? Layout::row_major : Layout::col_major;
       c.beta_is_zero = beta_is_zero;
       jobs.push_back({c, {{MathMode::exact, GemmConfig::tensor_small}, {MathMode::exact, GemmConfig::automatic}}});
+    }
+  run_jobs<S>(jobs);
+}
+
+// complex<double> products with n from 2048 and a real or unread beta,
+// which the automatic choice runs as one real fp64 product
+// (device/gemm_complex_as_real.hpp: A expanded, op(B) copied unless it is
+// B itself, C read as real): every layout and conjugation, beta zero, real
+// and complex (the last on the complex kernels), m and k from 1.
+BOOST_AUTO_TEST_CASE(complex_double_as_real) {
+  using S = std::complex<double>;
+  const Index shapes[][3] = {{257, 2100, 77}, {1, 2048, 300}, {300, 2049, 1}, {129, 2500, 513}};
+  std::vector<Job> jobs;
+  int next = 0;
+  for (int layouts = 0; layouts < 4; ++layouts)
+    for (int conj = 0; conj < 4; ++conj, ++next) {
+      const auto& sh = shapes[next % 4];
+      Case c = random_case<S>(sh[0], sh[1], sh[2]);
+      c.a_layout = layouts & 1 ? Layout::row_major : Layout::col_major;
+      c.b_layout = layouts & 2 ? Layout::row_major : Layout::col_major;
+      c.conj_a = conj & 1;
+      c.conj_b = conj & 2;
+      c.beta_is_zero = next % 3 == 0;
+      c.real_beta = next % 3 == 1;
+      jobs.push_back({c, {{MathMode::exact, GemmConfig::automatic}}});
     }
   run_jobs<S>(jobs);
 }

@@ -7,6 +7,7 @@
 
 #include <type_traits>
 
+#include "kernels/gemm/device/gemm_complex_as_real.hpp"
 #include "kernels/gemm/device/gemm_mma.hpp"
 #include "kernels/gemm/device/gemm_tiled_launch.cuh"
 #include "kernels/gemm/gemm_args.hpp"
@@ -76,6 +77,10 @@ void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   const int sms = sm_count();
   if constexpr (!std::is_same_v<T, cfloat>) {  // complex<float> has no tensor-core configurations
     if (uses_tensor_cores<T>(args.math)) {
+      if constexpr (std::is_same_v<T, cdouble>)
+        if (config == GemmConfig::automatic && device::runs_complex_as_real(args) &&
+            device::gemm_complex_as_real(args, static_cast<cudaStream_t>(stream)))
+          return;
       if (config == GemmConfig::automatic) config = device::choose_mma_config(args, sms);
       // split_k of a tensor-core scalar and mode cuts the SplitTileTag tile.
       if (config == GemmConfig::tensor_large || config == GemmConfig::tensor_small || config == GemmConfig::split_k) {
