@@ -12,6 +12,14 @@ namespace egpu::kernels::kernel {
 
 constexpr int expand_threads = 256;
 
+// f(e) for every e in [0, total), spread over the grid's threads.
+template <class F>
+__device__ __forceinline__ void for_each_element(std::int64_t total, F&& f) {
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += std::int64_t(gridDim.x) * blockDim.x)
+    f(e);
+}
+
 __device__ __forceinline__ cdouble cmul(cdouble x, cdouble y) {
   return {x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re};
 }
@@ -22,30 +30,26 @@ __device__ __forceinline__ cdouble cmul(cdouble x, cdouble y) {
 __global__ void __launch_bounds__(expand_threads)
     expand_a_kernel(const cdouble* a, std::int64_t lda, bool a_row_major, bool conj_a, cdouble alpha, std::int64_t m,
                     std::int64_t k, cdouble* a_r) {
-  const std::int64_t total = m * k;
-  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
+  for_each_element(m * k, [&](std::int64_t e) {
     const std::int64_t i = e % m, p = e / m;
     cdouble v = a_row_major ? a[i * lda + p] : a[i + p * lda];
     if (conj_a) v.im = -v.im;
     v = cmul(alpha, v);
     a_r[i + 2 * p * m] = v;
     a_r[i + (2 * p + 1) * m] = cdouble{-v.im, v.re};
-  }
+  });
 }
 
 // b_copy(p, j) = op(B)(p, j), k x n at ld k.
 __global__ void __launch_bounds__(expand_threads)
     copy_op_b_kernel(const cdouble* b, std::int64_t ldb, bool b_row_major, bool conj_b, std::int64_t k,
                      std::int64_t n, cdouble* b_copy) {
-  const std::int64_t total = k * n;
-  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
+  for_each_element(k * n, [&](std::int64_t e) {
     const std::int64_t p = e % k, j = e / k;
     cdouble v = b_row_major ? b[p * ldb + j] : b[p + j * ldb];
     if (conj_b) v.im = -v.im;
     b_copy[e] = v;
-  }
+  });
 }
 
 }  // namespace egpu::kernels::kernel
