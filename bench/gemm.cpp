@@ -301,20 +301,20 @@ std::vector<Row> run_case(const std::string& scalar, const Shape& shape, const s
     std::array<Timing, 2> t;
     const std::array<const gpu::DeviceMemory*, 2> out{&dc, &dc_cublas};
     const std::array<const std::function<void()>*, 2> system{&ours, &theirs};
-    std::vector<std::size_t> live;
-    std::vector<std::function<void()>> timed;
+    std::vector<std::size_t> live;  // the systems whose first call ran
     for (std::size_t i = 0; i < 2; ++i) {
       try {
         gpu::check(cudaMemsetAsync(out[i]->p, 0xff, size_c * sizeof(S), stream.s), "cudaMemset C");  // NaN
         (*system[i])();
         gpu::check(cudaStreamSynchronize(stream.s), "first call");
         live.push_back(i);
-        timed.push_back(*system[i]);
       } catch (const std::exception& e) {
         t[i].failure = e.what();
         (void)cudaStreamSynchronize(stream.s);
       }
     }
+    std::vector<std::function<void()>> timed;
+    for (std::size_t i : live) timed.push_back(*system[i]);
     try {
       const std::vector<std::vector<double>> seconds =
           gpu::time_in_turn(stream.s, settings.warmups, settings.repeats, timed);

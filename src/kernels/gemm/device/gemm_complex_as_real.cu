@@ -11,7 +11,9 @@
 
 namespace egpu::kernels::device {
 
-// From n = 2048 the expansion of A costs at most 4 % of the product.
+// From n = 2048 the expansion of A costs about 4 % of the product by its
+// traffic (80 / n); not timed between n = 64 (0.81 on the complex kernels)
+// and n = 4096.
 constexpr std::int64_t complex_as_real_min_n = 2048;
 
 bool runs_complex_as_real(const GemmArgs<cdouble>& g) {

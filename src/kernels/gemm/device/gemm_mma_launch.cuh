@@ -27,16 +27,13 @@ bool mma_vector_ok(const T* ptr, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % V == 0;
 }
 
-// The resident blocks of a kernel on the current device (0 if not known).
-template <class Kernel>
-std::int64_t resident_blocks(Kernel* fn, int threads, int smem_bytes) {
-  int device = 0, sms = 0, per_sm = 0;
+// The multiprocessors of the current device.
+inline std::int64_t multiprocessors() {
+  int device = 0, sms = 0;
   runtime::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   runtime::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                       "cudaDeviceGetAttribute(multiprocessors)");
-  runtime::cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem_bytes),
-                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor(gemm_mma_kernel)");
-  return std::int64_t(sms) * per_sm;
+  return sms;
 }
 
 template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL, bool CHAINED>
@@ -51,8 +48,8 @@ void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
   // Tiles on x (the kernel loops beyond 2^31 - 1; chained, beyond the
   // resident blocks), k-slices on y.
   std::int64_t blocks = tiles < 0x7fffffff ? tiles : 0x7fffffff;
-  if constexpr (CHAINED) {
-    const std::int64_t resident = resident_blocks(fn, Tr::S::threads, Tr::smem_bytes) / slices;
+  if constexpr (CHAINED) {  // the resident blocks: min_blocks per SM (as plan_split_k counts them)
+    const std::int64_t resident = multiprocessors() * Tr::S::min_blocks / slices;
     if (resident > 0 && resident < blocks) blocks = resident;
   }
   const dim3 grid{unsigned(blocks), unsigned(slices)};
