@@ -69,7 +69,8 @@ template <MathMode M>
 struct MmaTileConfig<cdouble, TensorSplitTag, M> : MmaDims<64, 64, 16, 32, 32, 3, 2> {};
 
 // The tile GemmConfig::split_k runs: tensor_small's, except for
-// complex<double>.
+// complex<double>. tf32x3 can also cut its large tile (split_on_large_tile
+// below).
 template <class T> struct SplitTileTag { using type = TensorSmallTag; };
 template <> struct SplitTileTag<cdouble> { using type = TensorSplitTag; };
 
@@ -87,6 +88,22 @@ template <>
 struct MmaTileConfig<float, TensorLargeTag, MathMode::tf32x3> : MmaDims<128, 64, 32, 64, 32, 3, 2> {};
 template <>
 struct MmaTileConfig<float, TensorSmallTag, MathMode::tf32x3> : MmaDims<64, 64, 32, 32, 32, 3, 2> {};
+
+// tf32x3 split-k cuts the large tile (128x64, warps of 64x32) instead of
+// the small one (64x64, warps of 32x32) where its tiles cover no more of
+// the padded C than the small tiles do: a warp of the large tile loads half
+// the A fragments per flop. On 8192x64x8192 the small tile's slices ran at
+// 0.92 of SGEMM's main kernel (bench/NOTES-gemm.md, version 8). A 64-row C
+// (64x8192x8192) keeps the small tile, which the large one would cover
+// twice over.
+constexpr bool split_on_large_tile(MathMode math, std::int64_t m, std::int64_t n) {
+  if (math != MathMode::tf32x3) return false;
+  using L = MmaTileConfig<float, TensorLargeTag, MathMode::tf32x3>;
+  using S = MmaTileConfig<float, TensorSmallTag, MathMode::tf32x3>;
+  const std::int64_t large = (m + L::bm - 1) / L::bm * L::bm * ((n + L::bn - 1) / L::bn * L::bn);
+  const std::int64_t small = (m + S::bm - 1) / S::bm * S::bm * ((n + S::bn - 1) / S::bn * S::bn);
+  return large <= small;
+}
 
 // Float products with m and n both at least this copy operands off the
 // 16-byte grid onto it before a tensor-core launch

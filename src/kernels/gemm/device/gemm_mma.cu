@@ -34,12 +34,22 @@ void launch_tag(const GemmArgs<T>& g, cudaStream_t s, const KSlices& slices = {}
   });
 }
 
+// Calls f with a value of the tag of the tile split-k cuts for g.
+template <class T, class F>
+void with_split_tag(const GemmArgs<T>& g, F&& f) {
+  if constexpr (std::is_same_v<T, float>)
+    if (split_on_large_tile(g.math, g.m, g.n)) return f(TensorLargeTag{});
+  f(typename SplitTileTag<T>::type{});
+}
+
 template <class T>
 KSlices plan_slices(const GemmArgs<T>& g, int sms) {
   KSlices plan;
-  with_shape<T, typename SplitTileTag<T>::type>(g.math, [&](auto shape) {
-    using S = decltype(shape);
-    plan = plan_split_k(g.m, g.n, g.k, S::bm, S::bn, S::bk, sms, S::min_blocks);
+  with_split_tag(g, [&](auto tag) {
+    with_shape<T, decltype(tag)>(g.math, [&](auto shape) {
+      using S = decltype(shape);
+      plan = plan_split_k(g.m, g.n, g.k, S::bm, S::bn, S::bk, sms, S::min_blocks);
+    });
   });
   return plan;
 }
@@ -50,8 +60,10 @@ void run_config(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms
   if (config == GemmConfig::split_k) {
     const KSlices plan = plan_slices(g, sms);
     if (plan.count >= 2) {
-      gemm_split_k(g, plan, s, [&](const GemmArgs<T>& part, const KSlices& sl) {
-        launch_tag<T, typename SplitTileTag<T>::type>(part, s, sl);
+      with_split_tag(g, [&](auto tag) {
+        gemm_split_k(g, plan, s, [&](const GemmArgs<T>& part, const KSlices& sl) {
+          launch_tag<T, decltype(tag)>(part, s, sl);
+        });
       });
       return;
     }
@@ -67,7 +79,7 @@ void run_config(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms
 
 // tensor_small (chained) for double with k up to that tile's chain_max_k;
 // else tensor_large when its tiles give every multiprocessor a block; else
-// split_k when its tile (SplitTileTag) gets at least two k-slices; else
+// split_k when its tile (with_split_tag) gets at least two k-slices; else
 // tensor_small.
 template <class T>
 GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {

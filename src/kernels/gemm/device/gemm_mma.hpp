@@ -11,7 +11,8 @@ namespace egpu::kernels::device {
 
 // Runs the tensor-core configuration `config`: tensor_large, tensor_small, or
 // split_k (the SplitTileTag tile of gemm_mma_config.hpp, tensor_small's but
-// for complex<double>, cut along k by device/gemm_split_k.cuh; a plain
+// for complex<double>, or tf32x3's large tile where split_on_large_tile
+// says so, cut along k by device/gemm_split_k.cuh; a plain
 // tensor_small where the shape gives fewer than two slices). double and
 // cdouble use DMMA whatever args.math says (sm_90 and later: gemm_tiled
 // only calls this there); float uses TF32 with math == tf32 and the split

@@ -222,10 +222,17 @@ __global__ void __launch_bounds__(MmaShape<T, Tag, M>::threads, MmaShape<T, Tag,
         for (int s = 0; s < S::stages - 1; ++s) copy_stage(na, nb, s, s);
       }
     }
+    // Chained tiles are short in k: C is most of their traffic, and stored
+    // evict-first it leaves the operand panels the other blocks re-read in
+    // the L2.
     const std::int64_t mrem = p.m - at.m0 - wm0, nrem = p.n - at.n0 - wn0;
-    if (mrem > 0 && nrem > 0)
-      w.store(c + (at.m0 + wm0) + (at.n0 + wn0) * p.ldc, p.ldc, mrem, nrem, p.alpha, p.beta,
-              p.beta_is_zero);
+    if (mrem > 0 && nrem > 0) {
+      T* const cw = c + (at.m0 + wm0) + (at.n0 + wn0) * p.ldc;
+      if constexpr (CHAINED)
+        w.template store<true>(cw, p.ldc, mrem, nrem, p.alpha, p.beta, p.beta_is_zero);
+      else
+        w.store(cw, p.ldc, mrem, nrem, p.alpha, p.beta, p.beta_is_zero);
+    }
   }
 }
 

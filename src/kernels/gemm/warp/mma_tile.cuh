@@ -87,7 +87,9 @@ struct RealAccumulators {
 
   // C(i, j) = alpha * acc + beta * C(i, j) for the warp's tile at c (row 0,
   // column 0 of the warp), within mrem x nrem (rows/columns left in C).
-  template <class T>
+  // EVICT_FIRST: C leaves the L2 first (st.global.cs), for kernels whose C
+  // outweighs the operands it would push out of the L2.
+  template <bool EVICT_FIRST = false, class T>
   __device__ __forceinline__ void store(T* c, std::int64_t ldc, std::int64_t mrem,
                                         std::int64_t nrem, T alpha, T beta,
                                         bool beta_is_zero) const {
@@ -95,7 +97,10 @@ struct RealAccumulators {
       T* const cc = c + std::int64_t(col) * ldc + row;
       T v = alpha * T(acc[i][j][r]);
       if (!beta_is_zero) v = fma(beta, *cc, v);
-      *cc = v;
+      if constexpr (EVICT_FIRST)
+        __stcs(cc, v);
+      else
+        *cc = v;
     });
   }
 };
