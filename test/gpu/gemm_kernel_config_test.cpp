@@ -481,11 +481,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(zero_sizes, S, Scalars) {
 // beta != 0 (C read and scaled once) and beta_is_zero (NaN C); every
 // variant on the same data. 250x64 and 384x40 are tall enough for tf32x3's
 // split-k to cut its large tile (split_on_large_tile), with a partial last
-// tile along m and along n.
+// tile along m and along n; 64x250 and 40x384 run it on the transposed
+// product (split_transposed).
 BOOST_AUTO_TEST_CASE_TEMPLATE(skinny_long_k, S, Scalars) {
   const Index shapes[][3] = {{300, 17, 5000}, {17, 300, 5000}, {1, 1, 4097},   {64, 64, 8191},
                              {33, 129, 3000}, {7, 257, 2049}, {129, 1, 6000},  {2, 300, 1000},
-                             {250, 64, 5000}, {384, 40, 3000}};
+                             {250, 64, 5000}, {384, 40, 3000}, {64, 250, 5000}, {40, 384, 3000}};
   std::vector<Job> jobs;
   for (const auto& s : shapes)
     for (bool beta_is_zero : {true, false}) {

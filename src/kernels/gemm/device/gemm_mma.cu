@@ -42,8 +42,22 @@ void with_split_tag(const GemmArgs<T>& g, F&& f) {
   f(typename SplitTileTag<T>::type{});
 }
 
+// tf32x3 split-k of a product with few rows runs the transposed product
+// (C^T = op(B)^T op(A)^T, the reduction storing C^T row by row) where that
+// cuts the large tile and g itself would not: 64x8192x8192 then runs as
+// 8192x64x8192.
 template <class T>
-KSlices plan_slices(const GemmArgs<T>& g, int sms) {
+bool split_transposed(const GemmArgs<T>& g) {
+  if constexpr (std::is_same_v<T, float>)
+    return !split_on_large_tile(g.math, g.m, g.n) && split_on_large_tile(g.math, g.n, g.m);
+  return false;
+}
+
+// The slices of g's split-k, planned on the problem it runs
+// (transpose_problem(g) where split_transposed(g)).
+template <class T>
+KSlices plan_slices(const GemmArgs<T>& g0, int sms) {
+  const GemmArgs<T> g = split_transposed(g0) ? transpose_problem(g0) : g0;
   KSlices plan;
   with_split_tag(g, [&](auto tag) {
     with_shape<T, decltype(tag)>(g.math, [&](auto shape) {
@@ -60,10 +74,13 @@ void run_config(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms
   if (config == GemmConfig::split_k) {
     const KSlices plan = plan_slices(g, sms);
     if (plan.count >= 2) {
-      with_split_tag(g, [&](auto tag) {
-        gemm_split_k(g, plan, s, [&](const GemmArgs<T>& part, const KSlices& sl) {
-          launch_tag<T, decltype(tag)>(part, s, sl);
-        });
+      const bool transposed = split_transposed(g);
+      const GemmArgs<T> h = transposed ? transpose_problem(g) : g;
+      with_split_tag(h, [&](auto tag) {
+        gemm_split_k(
+            h, plan, s,
+            [&](const GemmArgs<T>& part, const KSlices& sl) { launch_tag<T, decltype(tag)>(part, s, sl); },
+            transposed);
       });
       return;
     }

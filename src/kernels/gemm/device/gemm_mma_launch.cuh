@@ -36,6 +36,16 @@ inline std::int64_t multiprocessors() {
   return sms;
 }
 
+// Whether the current device takes programmatic dependent launches
+// (compute capability 9.0 and later).
+inline bool dependent_launch_supported() {
+  int device = 0, major = 0;
+  runtime::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  runtime::cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                      "cudaDeviceGetAttribute(compute capability)");
+  return major >= 9;
+}
+
 template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL, bool CHAINED>
 void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int slices,
                        cudaStream_t stream) {
@@ -52,8 +62,21 @@ void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
     const std::int64_t resident = multiprocessors() * Tr::S::min_blocks / slices;
     if (resident > 0 && resident < blocks) blocks = resident;
   }
-  const dim3 grid{unsigned(blocks), unsigned(slices)};
-  fn<<<grid, Tr::S::threads, Tr::smem_bytes, stream>>>(p);
+  // A programmatic dependent launch: the blocks may start while the kernel
+  // before them in the stream (an operand copy, an expansion) finishes;
+  // the kernel waits for it (griddepcontrol.wait) before touching memory.
+  cudaLaunchAttribute dependent_attr{};
+  dependent_attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent_attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3{unsigned(blocks), unsigned(slices)};
+  cfg.blockDim = dim3{unsigned(Tr::S::threads)};
+  cfg.dynamicSmemBytes = Tr::smem_bytes;
+  cfg.stream = stream;
+  static const bool dependent = dependent_launch_supported();
+  cfg.attrs = &dependent_attr;
+  cfg.numAttrs = dependent ? 1 : 0;
+  runtime::cuda_check(cudaLaunchKernelEx(&cfg, fn, p), "launch of gemm_mma_kernel");
   runtime::launch_check("gemm_mma_kernel");
 }
 

@@ -52,7 +52,11 @@ void copy_matrices(const kernel::MatrixCopy<T> (&m)[2], int count, cudaStream_t 
   }
   const std::int64_t blocks = (warps + kernel::copy_threads / 32 - 1) / (kernel::copy_threads / 32);
   const dim3 grid(unsigned(blocks < 8192 ? blocks : 8192), unsigned(count));
-  kernel::copy_matrix_kernel<T><<<grid, kernel::copy_threads, 0, stream>>>(m[0], m[1]);
+  // 32-bit task numbers while they and the grid's stride stay below 2^32.
+  if (warps < (std::int64_t(1) << 31))
+    kernel::copy_matrix_kernel<T, false><<<grid, kernel::copy_threads, 0, stream>>>(m[0], m[1]);
+  else
+    kernel::copy_matrix_kernel<T, true><<<grid, kernel::copy_threads, 0, stream>>>(m[0], m[1]);
   runtime::launch_check("copy_matrix_kernel (operands onto the 16-byte grid)");
 }
 

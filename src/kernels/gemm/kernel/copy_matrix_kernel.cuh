@@ -4,10 +4,16 @@
 // rows (reads and writes coalesced whatever the alignment of src's
 // columns), a piece per warp so that tall and wide matrices alike give
 // every multiprocessor work; each lane has copy_batch loads in flight (one
-// at a time, the copy ran at a third of the memory's bandwidth).
+// at a time, the copy ran at a third of the memory's bandwidth), and a
+// piece is one such batch: with four batches per piece a warp waited on
+// memory four times in a row, and the operands of 4095x4097x511 took
+// 10 us to copy.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+
+#include "kernels/gemm/kernel/grid_dependency.cuh"
 
 namespace egpu::kernels::kernel {
 
@@ -21,19 +27,25 @@ struct MatrixCopy {
 };
 
 constexpr int copy_threads = 256;
-constexpr int copy_piece = 1024;  // rows per warp task
-constexpr int copy_batch = 8;     // elements per lane loaded before they are stored
+constexpr int copy_batch = 8;                 // elements per lane loaded before they are stored
+constexpr int copy_piece = 32 * copy_batch;  // rows per warp task: one batch, all in flight
 
-template <class T>
+// WIDE: task numbers of 2^31 and more (64-bit division). The 32-bit
+// kernel needs half the registers of the 64-bit division's, so twice the
+// resident warps and loads in flight.
+template <class T, bool WIDE>
 __global__ void __launch_bounds__(copy_threads) copy_matrix_kernel(const MatrixCopy<T> m0, const MatrixCopy<T> m1) {
+  // The product after the copy may be scheduled now: its blocks take the
+  // multiprocessors as the copy's leave, and wait for the whole copy.
+  launch_dependents();
+  using Task = std::conditional_t<WIDE, std::int64_t, std::uint32_t>;
   const MatrixCopy<T> m = blockIdx.y == 0 ? m0 : m1;
-  const std::int64_t pieces = (m.rows + copy_piece - 1) / copy_piece;  // per column
-  const std::int64_t tasks = pieces * m.cols;
+  const Task pieces = Task((m.rows + copy_piece - 1) / copy_piece);  // per column
+  const Task tasks = pieces * Task(m.cols);
   const int lane = int(threadIdx.x) % 32;
   constexpr int warps = copy_threads / 32;
-  for (std::int64_t task = std::int64_t(blockIdx.x) * warps + threadIdx.x / 32; task < tasks;
-       task += std::int64_t(gridDim.x) * warps) {
-    const std::int64_t j = task / pieces, i0 = (task % pieces) * copy_piece;
+  for (Task task = Task(blockIdx.x) * warps + threadIdx.x / 32; task < tasks; task += Task(gridDim.x) * warps) {
+    const std::int64_t j = task / pieces, i0 = std::int64_t(task % pieces) * copy_piece;
     const int len = int(m.rows - i0 < copy_piece ? m.rows - i0 : copy_piece);
     const T* const s = m.src + j * m.ld_src + i0;
     T* const d = m.dst + j * m.ld_dst + i0;

@@ -76,6 +76,30 @@ __device__ __forceinline__ void for_each_accumulator(std::int64_t mrem, std::int
     }
 }
 
+// Runs epilogue(full, read_c) with both as std::bool_constant: full when
+// the warp's MT x NT tiles lie inside mrem x nrem, read_c unless
+// beta_is_zero. Deciding both once per tile leaves the interior tiles (all
+// but the edges) an epilogue without a test or a branch per element: with
+// them, a 64x64 tile of k = 64 spent more instructions on its C store than
+// on its products.
+template <int MT, int NT, class Epilogue>
+__device__ __forceinline__ void with_store_case(std::int64_t mrem, std::int64_t nrem, bool beta_is_zero,
+                                                Epilogue&& epilogue) {
+  using True = std::true_type;
+  using False = std::false_type;
+  if (mrem >= MT * 16 && nrem >= NT * 8) {
+    if (beta_is_zero)
+      epilogue(True{}, False{});
+    else
+      epilogue(True{}, True{});
+  } else {
+    if (beta_is_zero)
+      epilogue(False{}, False{});
+    else
+      epilogue(False{}, True{});
+  }
+}
+
 // The accumulator storage and epilogue shared by the real specialisations.
 template <class Acc, int MT, int NT>
 struct RealAccumulators {
@@ -88,20 +112,54 @@ struct RealAccumulators {
   // C(i, j) = alpha * acc + beta * C(i, j) for the warp's tile at c (row 0,
   // column 0 of the warp), within mrem x nrem (rows/columns left in C).
   // EVICT_FIRST: C leaves the L2 first (st.global.cs), for kernels whose C
-  // outweighs the operands it would push out of the L2.
-  template <bool EVICT_FIRST = false, class T>
+  // outweighs their operands (chained tiles, k <= 64), so that the operand
+  // panels the other blocks re-read stay. TILE_CASE: the tests of the edge
+  // and of beta are taken once per tile (with_store_case), not per element.
+  template <bool EVICT_FIRST = false, bool TILE_CASE = false, class T>
   __device__ __forceinline__ void store(T* c, std::int64_t ldc, std::int64_t mrem,
                                         std::int64_t nrem, T alpha, T beta,
                                         bool beta_is_zero) const {
-    for_each_accumulator<MT, NT>(mrem, nrem, [&](int i, int j, int r, int row, int col) {
-      T* const cc = c + std::int64_t(col) * ldc + row;
-      T v = alpha * T(acc[i][j][r]);
-      if (!beta_is_zero) v = fma(beta, *cc, v);
-      if constexpr (EVICT_FIRST)
-        __stcs(cc, v);
-      else
-        *cc = v;
-    });
+    if constexpr (TILE_CASE) {
+      with_store_case<MT, NT>(mrem, nrem, beta_is_zero, [&](auto full, auto read_c) {
+        auto put = [&](T* cc, int i, int j, int r) {
+          T v = alpha * T(acc[i][j][r]);
+          if constexpr (decltype(read_c)::value) v = fma(beta, *cc, v);
+          if constexpr (EVICT_FIRST)
+            __stcs(cc, v);
+          else
+            *cc = v;
+        };
+        if constexpr (decltype(full)::value) {
+          // One pointer per column; its rows at immediate offsets.
+          const int lane = int(threadIdx.x) % 32;
+          T* const base = c + lane / 4 + std::int64_t(2 * (lane % 4)) * ldc;
+#pragma unroll
+          for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+              T* const col = base + std::int64_t(j * 8 + q) * ldc;
+#pragma unroll
+              for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) put(col + (i * 16 + 8 * h), i, j, q + 2 * h);
+            }
+        } else {
+          for_each_accumulator<MT, NT>(mrem, nrem, [&](int i, int j, int r, int row, int col) {
+            put(c + std::int64_t(col) * ldc + row, i, j, r);
+          });
+        }
+      });
+    } else {
+      for_each_accumulator<MT, NT>(mrem, nrem, [&](int i, int j, int r, int row, int col) {
+        T* const cc = c + std::int64_t(col) * ldc + row;
+        T v = alpha * T(acc[i][j][r]);
+        if (!beta_is_zero) v = fma(beta, *cc, v);
+        if constexpr (EVICT_FIRST)
+          __stcs(cc, v);
+        else
+          *cc = v;
+      });
+    }
   }
 };
 
