@@ -27,23 +27,24 @@ bool mma_vector_ok(const T* ptr, std::int64_t ld) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % V == 0;
 }
 
+// An attribute of the current device.
+inline int current_device_attribute(cudaDeviceAttr attr, const char* what) {
+  int device = 0, value = 0;
+  runtime::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  runtime::cuda_check(cudaDeviceGetAttribute(&value, attr, device), what);
+  return value;
+}
+
 // The multiprocessors of the current device.
 inline std::int64_t multiprocessors() {
-  int device = 0, sms = 0;
-  runtime::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  runtime::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                      "cudaDeviceGetAttribute(multiprocessors)");
-  return sms;
+  return current_device_attribute(cudaDevAttrMultiProcessorCount, "cudaDeviceGetAttribute(multiprocessors)");
 }
 
 // Whether the current device takes programmatic dependent launches
 // (compute capability 9.0 and later).
 inline bool dependent_launch_supported() {
-  int device = 0, major = 0;
-  runtime::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  runtime::cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-                      "cudaDeviceGetAttribute(compute capability)");
-  return major >= 9;
+  return current_device_attribute(cudaDevAttrComputeCapabilityMajor,
+                                  "cudaDeviceGetAttribute(compute capability)") >= 9;
 }
 
 template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL, bool CHAINED>
@@ -73,9 +74,8 @@ void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
   cfg.blockDim = dim3{unsigned(Tr::S::threads)};
   cfg.dynamicSmemBytes = Tr::smem_bytes;
   cfg.stream = stream;
-  static const bool dependent = dependent_launch_supported();
   cfg.attrs = &dependent_attr;
-  cfg.numAttrs = dependent ? 1 : 0;
+  cfg.numAttrs = dependent_launch_supported() ? 1 : 0;  // per launch: devices may differ
   runtime::cuda_check(cudaLaunchKernelEx(&cfg, fn, p), "launch of gemm_mma_kernel");
   runtime::launch_check("gemm_mma_kernel");
 }
