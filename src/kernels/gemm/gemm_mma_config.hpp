@@ -93,9 +93,9 @@ struct MmaTileConfig<float, TensorSmallTag, MathMode::tf32x3> : MmaDims<64, 64, 
 // the small one (64x64, warps of 32x32) where its tiles cover no more of
 // the padded C than the small tiles do: a warp of the large tile loads half
 // the A fragments per flop. On 8192x64x8192 the small tile's slices ran at
-// 0.92 of SGEMM's main kernel (bench/NOTES-gemm.md, version 8). A 64-row C
-// (64x8192x8192) keeps the small tile, which the large one would cover
-// twice over.
+// 0.92 of SGEMM's main kernel, the large tile's at 1.05 (bench/NOTES-gemm.md,
+// version 8). A 64-row C (64x8192x8192), which the large tile would cover
+// twice over, runs transposed instead (split_transposed in gemm_mma.cu).
 constexpr bool split_on_large_tile(MathMode math, std::int64_t m, std::int64_t n) {
   if (math != MathMode::tf32x3) return false;
   using L = MmaTileConfig<float, TensorLargeTag, MathMode::tf32x3>;
