@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gemm/device/gemm_complex_as_real.hpp"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_mma_config.hpp"
 #include "support/test_support.hpp"
@@ -487,6 +488,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(skinny_long_k, S, Scalars) {
   const Index shapes[][3] = {{300, 17, 5000}, {17, 300, 5000}, {1, 1, 4097},   {64, 64, 8191},
                              {33, 129, 3000}, {7, 257, 2049}, {129, 1, 6000},  {2, 300, 1000},
                              {250, 64, 5000}, {384, 40, 3000}, {64, 250, 5000}, {40, 384, 3000}};
+  if constexpr (std::is_same_v<S, float>) {  // the last four reach the paths they are here for
+    BOOST_TEST(kern::split_on_large_tile(MathMode::tf32x3, 250, 64));
+    BOOST_TEST(kern::split_on_large_tile(MathMode::tf32x3, 384, 40));
+    BOOST_TEST(!kern::split_on_large_tile(MathMode::tf32x3, 64, 250));
+    BOOST_TEST(!kern::split_on_large_tile(MathMode::tf32x3, 40, 384));
+  }
   std::vector<Job> jobs;
   for (const auto& s : shapes)
     for (bool beta_is_zero : {true, false}) {
@@ -597,6 +604,13 @@ BOOST_AUTO_TEST_CASE(complex_double_as_real) {
       c.conj_b = conj & 2;
       c.beta_is_zero = next % 3 == 0;
       c.real_beta = next % 3 == 1;
+      kern::GemmArgs<kern::cdouble> shape;  // the path the automatic choice takes
+      shape.m = c.m;
+      shape.n = c.n;
+      shape.k = c.k;
+      shape.beta_is_zero = c.beta_is_zero;
+      shape.beta = kern::cdouble{1.0, c.beta_is_zero || c.real_beta ? 0.0 : 1.0};
+      BOOST_TEST(kern::device::runs_complex_as_real(shape) == (c.beta_is_zero || c.real_beta));
       jobs.push_back({c, {{MathMode::exact, GemmConfig::automatic}}});
     }
   run_jobs<S>(jobs);

@@ -54,7 +54,7 @@ struct GemmArgs {
 // skinny SIMT tile (float 256 x 64, complex<float> 128 x 64) with the
 // operands swapped when m < n; tensor-core ones: around tensor_small's
 // tile (tf32x3: the large one where it pads C no more), complex<double>
-// around its own 64 x 64 x 16 (SplitTileTag).
+// around its own 64 x 64 x 16 (device/gemm_mma.cu, with_split_tag).
 enum class GemmConfig : std::uint8_t {
   automatic, large, medium, small, tensor_large, tensor_small, split_k
 };

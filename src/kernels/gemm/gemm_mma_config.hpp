@@ -16,7 +16,7 @@ namespace egpu::kernels {
 
 struct TensorLargeTag {};
 struct TensorSmallTag {};
-struct TensorSplitTag {};  // the tile split-k runs for complex<double> (SplitTileTag below)
+struct TensorSplitTag {};  // the tile split-k runs for complex<double> (device/gemm_mma.cu, with_split_tag)
 
 // FRAG_PIPELINE (fp64 only): the warps load the fragments of the next k step
 // while the mma of the current one run, across the stage boundary too, with
@@ -67,12 +67,6 @@ struct MmaTileConfig<cdouble, TensorSmallTag, M> : MmaDims<32, 32, 8, 16, 16, 4,
 // 64x64x8 large tile.
 template <MathMode M>
 struct MmaTileConfig<cdouble, TensorSplitTag, M> : MmaDims<64, 64, 16, 32, 32, 3, 2> {};
-
-// The tile GemmConfig::split_k runs: tensor_small's, except for
-// complex<double>. tf32x3 can also cut its large tile (split_on_large_tile
-// below).
-template <class T> struct SplitTileTag { using type = TensorSmallTag; };
-template <> struct SplitTileTag<cdouble> { using type = TensorSplitTag; };
 
 // float on TF32 mma m16n8k8: 128x128x32 block, 4 warps of 64x64.
 template <>

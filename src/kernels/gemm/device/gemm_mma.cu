@@ -34,12 +34,17 @@ void launch_tag(const GemmArgs<T>& g, cudaStream_t s, const KSlices& slices = {}
   });
 }
 
-// Calls f with a value of the tag of the tile split-k cuts for g.
+// Calls f with a value of the tag of the tile split-k cuts for g: tf32x3's
+// large tile where split_on_large_tile says so, complex<double>'s split
+// tile, else the small tile.
 template <class T, class F>
 void with_split_tag(const GemmArgs<T>& g, F&& f) {
-  if constexpr (std::is_same_v<T, float>)
-    if (split_on_large_tile(g.math, g.m, g.n)) return f(TensorLargeTag{});
-  f(typename SplitTileTag<T>::type{});
+  if constexpr (std::is_same_v<T, cdouble>)
+    f(TensorSplitTag{});
+  else if (std::is_same_v<T, float> && split_on_large_tile(g.math, g.m, g.n))
+    f(TensorLargeTag{});
+  else
+    f(TensorSmallTag{});
 }
 
 // tf32x3 split-k of a product with few rows runs the transposed product
@@ -48,21 +53,19 @@ void with_split_tag(const GemmArgs<T>& g, F&& f) {
 // 8192x64x8192.
 template <class T>
 bool split_transposed(const GemmArgs<T>& g) {
-  if constexpr (std::is_same_v<T, float>)
-    return !split_on_large_tile(g.math, g.m, g.n) && split_on_large_tile(g.math, g.n, g.m);
-  return false;
+  return std::is_same_v<T, float> && !split_on_large_tile(g.math, g.m, g.n) &&
+         split_on_large_tile(g.math, g.n, g.m);
 }
 
-// The slices of g's split-k, planned on the problem it runs
-// (transpose_problem(g) where split_transposed(g)).
+// The slices of split-k on h, the problem it runs (g, or its transpose
+// where split_transposed(g)).
 template <class T>
-KSlices plan_slices(const GemmArgs<T>& g0, int sms) {
-  const GemmArgs<T> g = split_transposed(g0) ? transpose_problem(g0) : g0;
+KSlices plan_slices(const GemmArgs<T>& h, int sms) {
   KSlices plan;
-  with_split_tag(g, [&](auto tag) {
-    with_shape<T, decltype(tag)>(g.math, [&](auto shape) {
+  with_split_tag(h, [&](auto tag) {
+    with_shape<T, decltype(tag)>(h.math, [&](auto shape) {
       using S = decltype(shape);
-      plan = plan_split_k(g.m, g.n, g.k, S::bm, S::bn, S::bk, sms, S::min_blocks);
+      plan = plan_split_k(h.m, h.n, h.k, S::bm, S::bn, S::bk, sms, S::min_blocks);
     });
   });
   return plan;
@@ -72,10 +75,10 @@ KSlices plan_slices(const GemmArgs<T>& g0, int sms) {
 template <class T>
 void run_config(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms) {
   if (config == GemmConfig::split_k) {
-    const KSlices plan = plan_slices(g, sms);
+    const bool transposed = split_transposed(g);
+    const GemmArgs<T> h = transposed ? transpose_problem(g) : g;
+    const KSlices plan = plan_slices(h, sms);
     if (plan.count >= 2) {
-      const bool transposed = split_transposed(g);
-      const GemmArgs<T> h = transposed ? transpose_problem(g) : g;
       with_split_tag(h, [&](auto tag) {
         gemm_split_k(
             h, plan, s,
@@ -108,7 +111,8 @@ GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {
     tiles = ((g.m + S::bm - 1) / S::bm) * ((g.n + S::bn - 1) / S::bn);
   });
   if (tiles >= sms) return GemmConfig::tensor_large;
-  return plan_slices(g, sms).count >= 2 ? GemmConfig::split_k : GemmConfig::tensor_small;
+  const GemmArgs<T> h = split_transposed(g) ? transpose_problem(g) : g;
+  return plan_slices(h, sms).count >= 2 ? GemmConfig::split_k : GemmConfig::tensor_small;
 }
 
 template <class T>

@@ -10,7 +10,7 @@
 namespace egpu::kernels::device {
 
 // Runs the tensor-core configuration `config`: tensor_large, tensor_small, or
-// split_k (the SplitTileTag tile of gemm_mma_config.hpp, tensor_small's but
+// split_k (the with_split_tag tile of gemm_mma.cu, tensor_small's but
 // for complex<double>, or tf32x3's large tile where split_on_large_tile
 // says so, cut along k by device/gemm_split_k.cuh; a plain
 // tensor_small where the shape gives fewer than two slices). double and

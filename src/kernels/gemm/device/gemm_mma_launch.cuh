@@ -16,6 +16,7 @@
 #include "kernels/gemm/gemm_mma_config.hpp"
 #include "kernels/gemm/kernel/gemm_mma_kernel.cuh"
 #include "runtime/cuda_check.hpp"
+#include "runtime/current_device.hpp"
 
 namespace egpu::kernels::device {
 
@@ -25,26 +26,6 @@ template <class T>
 bool mma_vector_ok(const T* ptr, std::int64_t ld) {
   constexpr int V = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % V == 0;
-}
-
-// An attribute of the current device.
-inline int current_device_attribute(cudaDeviceAttr attr, const char* what) {
-  int device = 0, value = 0;
-  runtime::cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  runtime::cuda_check(cudaDeviceGetAttribute(&value, attr, device), what);
-  return value;
-}
-
-// The multiprocessors of the current device.
-inline std::int64_t multiprocessors() {
-  return current_device_attribute(cudaDevAttrMultiProcessorCount, "cudaDeviceGetAttribute(multiprocessors)");
-}
-
-// Whether the current device takes programmatic dependent launches
-// (compute capability 9.0 and later).
-inline bool dependent_launch_supported() {
-  return current_device_attribute(cudaDevAttrComputeCapabilityMajor,
-                                  "cudaDeviceGetAttribute(compute capability)") >= 9;
 }
 
 template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL, bool CHAINED>
@@ -60,7 +41,7 @@ void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
   // resident blocks), k-slices on y.
   std::int64_t blocks = tiles < 0x7fffffff ? tiles : 0x7fffffff;
   if constexpr (CHAINED) {  // the resident blocks: min_blocks per SM (as plan_split_k counts them)
-    const std::int64_t resident = multiprocessors() * Tr::S::min_blocks / slices;
+    const std::int64_t resident = std::int64_t(runtime::current_multiprocessors()) * Tr::S::min_blocks / slices;
     if (resident > 0 && resident < blocks) blocks = resident;
   }
   // A programmatic dependent launch: the blocks may start while the kernel
@@ -75,7 +56,7 @@ void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
   cfg.dynamicSmemBytes = Tr::smem_bytes;
   cfg.stream = stream;
   cfg.attrs = &dependent_attr;
-  cfg.numAttrs = dependent_launch_supported() ? 1 : 0;  // per launch: devices may differ
+  cfg.numAttrs = runtime::current_compute_capability() >= 90 ? 1 : 0;  // per launch: devices may differ
   runtime::cuda_check(cudaLaunchKernelEx(&cfg, fn, p), "launch of gemm_mma_kernel");
   runtime::launch_check("gemm_mma_kernel");
 }

@@ -13,31 +13,9 @@
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_tile_config.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/current_device.hpp"
 
 namespace egpu::kernels {
-namespace {
-
-int sm_count() {
-  int dev = 0, sms = 0;
-  runtime::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
-  runtime::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-                      "cudaDeviceGetAttribute(multiProcessorCount)");
-  return sms;
-}
-
-// The current device's compute capability, major * 10 + minor.
-int compute_capability() {
-  int dev = 0, major = 0, minor = 0;
-  runtime::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
-  runtime::cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
-                      "cudaDeviceGetAttribute(computeCapabilityMajor)");
-  runtime::cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev),
-                      "cudaDeviceGetAttribute(computeCapabilityMinor)");
-  return major * 10 + minor;
-}
-
-}  // namespace
-
 const char* config_name(GemmConfig config) {
   switch (config) {
     case GemmConfig::automatic: return "automatic";
@@ -57,7 +35,7 @@ const char* config_name(GemmConfig config) {
 // oldest architecture built). Otherwise the FFMA configurations run.
 template <class T>
 bool uses_tensor_cores(MathMode math) {
-  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, cdouble>) return compute_capability() >= 90;
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, cdouble>) return runtime::current_compute_capability() >= 90;
   if constexpr (std::is_same_v<T, float>) return math != MathMode::exact;
   return false;
 }
@@ -74,7 +52,7 @@ std::vector<GemmConfig> selectable_configs(MathMode math) {
 template <class T>
 void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   if (args.m <= 0 || args.n <= 0) return;  // nothing to write
-  const int sms = sm_count();
+  const int sms = runtime::current_multiprocessors();
   if constexpr (!std::is_same_v<T, cfloat>) {  // complex<float> has no tensor-core configurations
     if (uses_tensor_cores<T>(args.math)) {
       if constexpr (std::is_same_v<T, cdouble>)
@@ -82,7 +60,7 @@ void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
             device::gemm_complex_as_real(args, static_cast<cudaStream_t>(stream)))
           return;
       if (config == GemmConfig::automatic) config = device::choose_mma_config(args, sms);
-      // split_k of a tensor-core scalar and mode cuts the SplitTileTag tile.
+      // split_k of a tensor-core scalar and mode cuts gemm_mma's split tile.
       if (config == GemmConfig::tensor_large || config == GemmConfig::tensor_small || config == GemmConfig::split_k) {
         device::gemm_mma<T>(args, static_cast<cudaStream_t>(stream), config, sms);
         return;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/complex.hpp"
+#include "kernels/gemm/thread/scalar_ops.cuh"
 
 namespace egpu::kernels::kernel {
 
@@ -20,10 +21,6 @@ __device__ __forceinline__ void for_each_element(std::int64_t total, F&& f) {
     f(e);
 }
 
-__device__ __forceinline__ cdouble cmul(cdouble x, cdouble y) {
-  return {x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re};
-}
-
 // a_r, m x 2k complex elements at ld m: a_r(i, 2p) = v and
 // a_r(i, 2p + 1) = i v for v = alpha op(A)(i, p), which as doubles is the
 // 2m x 2k real matrix with blocks [re -im; im re].
@@ -32,9 +29,7 @@ __global__ void __launch_bounds__(expand_threads)
                     std::int64_t k, cdouble* a_r) {
   for_each_element(m * k, [&](std::int64_t e) {
     const std::int64_t i = e % m, p = e / m;
-    cdouble v = a_row_major ? a[i * lda + p] : a[i + p * lda];
-    if (conj_a) v.im = -v.im;
-    v = cmul(alpha, v);
+    const cdouble v = thread::mul(alpha, thread::conj_if(a_row_major ? a[i * lda + p] : a[i + p * lda], conj_a));
     a_r[i + 2 * p * m] = v;
     a_r[i + (2 * p + 1) * m] = cdouble{-v.im, v.re};
   });
@@ -46,9 +41,7 @@ __global__ void __launch_bounds__(expand_threads)
                      std::int64_t n, cdouble* b_copy) {
   for_each_element(k * n, [&](std::int64_t e) {
     const std::int64_t p = e % k, j = e / k;
-    cdouble v = b_row_major ? b[p * ldb + j] : b[p + j * ldb];
-    if (conj_b) v.im = -v.im;
-    b_copy[e] = v;
+    b_copy[e] = thread::conj_if(b_row_major ? b[p * ldb + j] : b[p + j * ldb], conj_b);
   });
 }
 

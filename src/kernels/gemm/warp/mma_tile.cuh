@@ -114,11 +114,13 @@ struct RealAccumulators {
   // EVICT_FIRST: C leaves the L2 first (st.global.cs), for kernels whose C
   // outweighs their operands (chained tiles, k <= 64), so that the operand
   // panels the other blocks re-read stay. TILE_CASE: the tests of the edge
-  // and of beta are taken once per tile (with_store_case), not per element.
+  // and of beta are taken once per tile (with_store_case), not per element;
+  // EVICT_FIRST comes with it.
   template <bool EVICT_FIRST = false, bool TILE_CASE = false, class T>
   __device__ __forceinline__ void store(T* c, std::int64_t ldc, std::int64_t mrem,
                                         std::int64_t nrem, T alpha, T beta,
                                         bool beta_is_zero) const {
+    static_assert(TILE_CASE || !EVICT_FIRST, "evict-first stores are on the per-tile path only");
     if constexpr (TILE_CASE) {
       with_store_case<MT, NT>(mrem, nrem, beta_is_zero, [&](auto full, auto read_c) {
         auto put = [&](T* cc, int i, int j, int r) {
@@ -154,10 +156,7 @@ struct RealAccumulators {
         T* const cc = c + std::int64_t(col) * ldc + row;
         T v = alpha * T(acc[i][j][r]);
         if (!beta_is_zero) v = fma(beta, *cc, v);
-        if constexpr (EVICT_FIRST)
-          __stcs(cc, v);
-        else
-          *cc = v;
+        *cc = v;
       });
     }
   }
