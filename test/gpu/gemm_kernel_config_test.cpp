@@ -554,7 +554,7 @@ BOOST_AUTO_TEST_CASE(stream_k_float) {
     Index plan_tiles;  // tiles of the problem as launched (transposed for deep NN)
     bool dp;           // some tiles run whole
   };
-  const Index mt1 = (p + p / 4 + 4) / 5, mt2 = p - 1, nt3 = (p + p / 3 + 1) / 2;
+  const Index mt1 = (p + p / 4 + 4) / 5, mt2 = p - 2, nt3 = (p + p / 3 + 1) / 2;
   const std::vector<Shape> shapes = {
       {mt1 * L::bm - 3, 5 * L::bn - 7, 1027, Layout::row_major, Layout::col_major, mt1 * 5, false},
       {mt1 * L::bm - 3, 5 * L::bn - 7, 1027, Layout::row_major, Layout::row_major, mt1 * 5, false},

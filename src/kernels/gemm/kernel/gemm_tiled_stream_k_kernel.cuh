@@ -29,14 +29,42 @@ struct StreamKParams : GemmParams<T> {
   int* arrivals;  // plan.sk_tiles counters, zero at launch
 };
 
+// Partial slot of block b's share in tile t: 0 for the tile the share
+// starts in, 1 for the one it ends in.
+template <class S, class T>
+__device__ __forceinline__ T* partial_slot(const StreamKParams<T>& p, std::int64_t b, std::int64_t t) {
+  constexpr std::int64_t SLOT = std::int64_t(S::threads) * S::tm * S::tn;
+  return p.partials + (2 * b + (t == p.plan.share_begin(b) / p.plan.iters ? 0 : 1)) * SLOT;
+}
+
+// The last block to finish a shared tile: the partials of blocks first..last
+// summed in that order (k order: the same sum whichever block runs it),
+// then C stored once. Not inlined: its registers (the sums and the loads in
+// flight) then do not weigh on the allocation of the kernel's k loop, which
+// spilled inside the loop when they did.
+template <class T, class S, bool C_ROWS, class Smem>
+__device__ __noinline__ void sum_and_store(Smem& smem, const StreamKParams<T>& p, std::int64_t tile,
+                                           std::int64_t first, std::int64_t last, int r0, int c0) {
+  thread::MicroTile<T, S> acc;
+  for (std::int64_t b = first; b <= last; ++b) {
+    const T* const part = partial_slot<S>(p, b, tile) + threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < S::tm; ++i)
+#pragma unroll
+      for (int j = 0; j < S::tn; ++j) {
+        const T v = __ldcg(part + (i * S::tn + j) * S::threads);
+        acc.acc[i][j] = b == first ? v : acc.acc[i][j] + v;
+      }
+  }
+  store_tile<T, S, C_ROWS>(smem, acc, p, p.c, tile % p.m_tiles * S::bm, tile / p.m_tiles * S::bn, r0, c0);
+}
+
 template <class T, class Tag, bool A_XC, bool B_XC, bool C_ROWS>
 __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>::min_blocks)
     gemm_tiled_stream_k_kernel(const StreamKParams<T> p) {
   using S = TileShape<T, Tag>;
   using Smem = block::SharedTiles<T, S>;
   using Micro = thread::MicroTile<T, S>;
-  constexpr int ACC = S::tm * S::tn;
-  constexpr std::int64_t SLOT = std::int64_t(S::threads) * ACC;
   __shared__ Smem smem;
   __shared__ int last_arrival;
 
@@ -45,37 +73,37 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
   const std::int64_t block = blockIdx.x;
   Micro acc;
 
-  // Partial slot of block b's share in tile t: 0 for the tile it starts in.
-  auto slot = [&](std::int64_t b, std::int64_t t) {
-    return p.partials + (2 * b + (t == plan.share_begin(b) / plan.iters ? 0 : 1)) * SLOT;
-  };
   // The k iterations this block runs, numbered over the tiles in raster
-  // order: its share, or the whole of its own tile. Only seg_end and two
-  // flags stay live across the k loop (the kernel is at its register
-  // limit): the rest is recomputed after it.
+  // order: its share, or the whole of its own tile. The segment's bounds
+  // cross the k loop in shared memory, not in registers: the kernel is at
+  // its register limit, and values kept live over the loop spill inside it.
+  __shared__ std::int64_t segment[2];
   const bool shares = block < plan.ctas;
   auto run_end = [&] { return shares ? plan.share_begin(block + 1) : (plan.sk_tiles + block - plan.ctas + 1) * plan.iters; };
-  std::int64_t seg_end = shares ? plan.share_begin(block) : (plan.sk_tiles + block - plan.ctas) * plan.iters;
-  for (bool first_segment = true; seg_end < run_end(); first_segment = false) {
-    bool starts_tile;
+  for (std::int64_t it = shares ? plan.share_begin(block) : (plan.sk_tiles + block - plan.ctas) * plan.iters;
+       it < run_end(); it = segment[1]) {
     {
-      const std::int64_t it = seg_end, end = run_end();
-      const std::int64_t tile = it / plan.iters, tile_begin = tile * plan.iters;
-      starts_tile = it == tile_begin;
-      seg_end = end < tile_begin + plan.iters ? end : tile_begin + plan.iters;
+      const std::int64_t tile = it / plan.iters, tile_begin = tile * plan.iters, end = run_end();
+      const std::int64_t seg_end = end < tile_begin + plan.iters ? end : tile_begin + plan.iters;
       const std::int64_t k0 = (it - tile_begin) * S::bk, k1 = (seg_end - tile_begin) * S::bk;
-      if (!first_segment) __syncthreads();  // the last tile's shared reads are done
+      __syncthreads();  // the last segment's reads of shared memory are done
+      if (threadIdx.x == 0) {
+        segment[0] = it;
+        segment[1] = seg_end;
+      }
+      // The k loop's first barrier precedes every read of `segment`.
       accumulate_tile<T, S, A_XC, B_XC, true>(smem, acc, p, p.a + k0 * (A_XC ? p.lda : 1),
                                              p.b + k0 * (B_XC ? p.ldb : 1), tile % p.m_tiles * S::bm,
                                              tile / p.m_tiles * S::bn, (k1 < p.k ? k1 : p.k) - k0,
                                              r0, c0);
     }
+    const std::int64_t seg_begin = segment[0], seg_end = segment[1];
     const std::int64_t tile = (seg_end - 1) / plan.iters, tile_begin = tile * plan.iters;
     const std::int64_t tile_end = tile_begin + plan.iters;
-    if (!starts_tile || seg_end != tile_end) {
+    if (seg_begin != tile_begin || seg_end != tile_end) {
       // Into this block's slot, element e of every thread adjacent
       // (coalesced), then counted in.
-      T* const mine = slot(block, tile) + threadIdx.x;
+      T* const mine = partial_slot<S>(p, block, tile) + threadIdx.x;
 #pragma unroll
       for (int i = 0; i < S::tm; ++i)
 #pragma unroll
@@ -89,16 +117,8 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
       }
       __syncthreads();
       if (!last_arrival) continue;
-      for (std::int64_t b = first; b <= last; ++b) {
-        const T* const part = slot(b, tile) + threadIdx.x;
-#pragma unroll
-        for (int i = 0; i < S::tm; ++i)
-#pragma unroll
-          for (int j = 0; j < S::tn; ++j) {
-            const T v = __ldcg(part + (i * S::tn + j) * S::threads);
-            acc.acc[i][j] = b == first ? v : acc.acc[i][j] + v;
-          }
-      }
+      sum_and_store<T, S, C_ROWS>(smem, p, tile, first, last, r0, c0);
+      continue;
     }
     const std::int64_t m0 = tile % p.m_tiles * S::bm, n0 = tile / p.m_tiles * S::bn;
     store_tile<T, S, C_ROWS>(smem, acc, p, p.c, m0, n0, r0, c0);
