@@ -41,9 +41,11 @@ __device__ __forceinline__ T* partial_slot(const StreamKParams<T>& p, std::int64
 // summed in that order (k order: the same sum whichever block runs it),
 // then C stored once. Not inlined: its registers (the sums and the loads in
 // flight) then do not weigh on the allocation of the kernel's k loop, which
-// spilled inside the loop when they did.
+// spilled inside the loop when they did. The parameters come by value: a
+// reference would take the kernel parameters' address, which moves them to
+// local memory and turns the k loop's global loads into generic ones.
 template <class T, class S, bool C_ROWS, class Smem>
-__device__ __noinline__ void sum_and_store(Smem& smem, const StreamKParams<T>& p, std::int64_t tile,
+__device__ __noinline__ void sum_and_store(Smem& smem, const StreamKParams<T> p, std::int64_t tile,
                                            std::int64_t first, std::int64_t last, int r0, int c0) {
   thread::MicroTile<T, S> acc;
   for (std::int64_t b = first; b <= last; ++b) {
