@@ -4,12 +4,13 @@
 // With one block per tile, `tiles` blocks on `slots` resident block slots
 // run in ceil(tiles / slots) waves, and the last one keeps only
 // tiles % slots slots busy: 512 tiles of 128 x 256 on 132 multiprocessors
-// (4096^2) take four waves for 3.88 waves of work. Stream-K gives the first
-// `ctas` blocks (one per slot) equal shares of the k iterations of the
-// first `sk_tiles` tiles in raster order, each share a contiguous run that
-// may start and end inside a tile; the other `dp_tiles` tiles run one block
-// each, whole waves of them. A tile shared by several blocks is summed by
-// the last of them to finish (kernel/gemm_tiled_stream_k_kernel.cuh).
+// (4096^2) take four waves for 3.88 waves of work. Stream-K runs the first
+// `dp_tiles` tiles in raster order one block each, whole waves of them,
+// and gives `ctas` more blocks (one per slot) equal shares of the k
+// iterations of the last `sk_tiles` tiles, each share a contiguous run that
+// may start and end inside a tile. A tile shared by several blocks is
+// summed by the last of them to finish (kernel/
+// gemm_tiled_stream_k_kernel.cuh).
 //
 // Plain C++: the launcher calls it, the CPU tests check it.
 #pragma once
@@ -19,16 +20,16 @@
 namespace egpu::kernels {
 
 struct StreamKPlan {
-  int ctas = 0;               // blocks sharing the first sk_tiles (0: no stream-K)
-  std::int64_t sk_tiles = 0;  // tiles [0, sk_tiles) in raster order, shared
-  std::int64_t dp_tiles = 0;  // tiles [sk_tiles, sk_tiles + dp_tiles), one block each
+  int ctas = 0;               // blocks sharing the last sk_tiles (0: no stream-K)
+  std::int64_t dp_tiles = 0;  // tiles [0, dp_tiles) in raster order, one block each
+  std::int64_t sk_tiles = 0;  // tiles [dp_tiles, dp_tiles + sk_tiles), shared
   std::int64_t iters = 0;     // k iterations (one bk-deep stage each) per tile
   constexpr bool active() const { return ctas > 0; }
 
-  // First k iteration of block b's share, counted over the shared tiles
+  // First k iteration of share b, counted from the first shared tile
   // (b = ctas gives the end of the last share).
   constexpr std::int64_t share_begin(std::int64_t b) const { return b * (sk_tiles * iters) / ctas; }
-  // The block whose share holds iteration `it`: the largest b with
+  // The share that holds iteration `it` (counted likewise): the largest b with
   // share_begin(b) <= it.
   constexpr std::int64_t owner(std::int64_t it) const { return ((it + 1) * ctas - 1) / (sk_tiles * iters); }
 };

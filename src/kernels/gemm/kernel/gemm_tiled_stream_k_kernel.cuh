@@ -1,8 +1,12 @@
 // Stream-K launch of the tiled SIMT GEMM kernel (plan: stream_k_plan.hpp).
-// A 1-D grid: blocks [0, ctas) each run one contiguous share of the k
-// iterations of the shared tiles [0, sk_tiles), tile by tile; the blocks
-// after them run the remaining tiles whole, one each. Tiles are numbered
-// in raster order, m fastest, as the plain launch's grid runs them.
+// A 1-D grid over the tiles in raster order, m fastest (the plain launch's
+// order): blocks [0, dp_tiles) run the first tiles whole, one each, in
+// whole waves that start together; the last plan.ctas blocks each run one
+// contiguous share of the k iterations of the remaining sk_tiles tiles,
+// tile by tile. The shares come last so that the whole tiles' waves keep
+// their blocks at the same depth in k, as in the plain launch: blocks that
+// start at staggered depths read the operand panels at different places at
+// once, and the L2 then holds less of what the next block needs.
 //
 // A share that covers a whole tile stores it like the plain kernel. One that
 // covers part of a tile writes its accumulators to a partial slot of the
@@ -10,8 +14,8 @@
 // that arrives last (no block waits for another) reads the tile's partials
 // back in k order, sums them and stores C once. Reading every partial from
 // the workspace, its own included, makes the sum the same whichever block
-// arrives last. Each block has two slots, for the tiles its share starts
-// and ends in.
+// arrives last. Each share has two slots, for the tiles it starts and ends
+// in.
 #pragma once
 
 #include <cstdint>
@@ -29,15 +33,15 @@ struct StreamKParams : GemmParams<T> {
   int* arrivals;  // plan.sk_tiles counters, zero at launch
 };
 
-// Partial slot of block b's share in tile t: 0 for the tile the share
-// starts in, 1 for the one it ends in.
+// Partial slot of share b in shared tile t (both counted from the first
+// shared one): 0 for the tile the share starts in, 1 for the one it ends in.
 template <class S, class T>
 __device__ __forceinline__ T* partial_slot(const StreamKParams<T>& p, std::int64_t b, std::int64_t t) {
   constexpr std::int64_t SLOT = std::int64_t(S::threads) * S::tm * S::tn;
   return p.partials + (2 * b + (t == p.plan.share_begin(b) / p.plan.iters ? 0 : 1)) * SLOT;
 }
 
-// The last block to finish a shared tile: the partials of blocks first..last
+// The last block to finish a shared tile: the partials of shares first..last
 // summed in that order (k order: the same sum whichever block runs it),
 // then C stored once. Not inlined: its registers (the sums and the loads in
 // flight) then do not weigh on the allocation of the kernel's k loop, which
@@ -49,7 +53,7 @@ __device__ __noinline__ void sum_and_store(Smem& smem, const StreamKParams<T> p,
                                            std::int64_t first, std::int64_t last, int r0, int c0) {
   thread::MicroTile<T, S> acc;
   for (std::int64_t b = first; b <= last; ++b) {
-    const T* const part = partial_slot<S>(p, b, tile) + threadIdx.x;
+    const T* const part = partial_slot<S>(p, b, tile - p.plan.dp_tiles) + threadIdx.x;
 #pragma unroll
     for (int i = 0; i < S::tm; ++i)
 #pragma unroll
@@ -80,9 +84,12 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
   // cross the k loop in shared memory, not in registers: the kernel is at
   // its register limit, and values kept live over the loop spill inside it.
   __shared__ std::int64_t segment[2];
-  const bool shares = block < plan.ctas;
-  auto run_end = [&] { return shares ? plan.share_begin(block + 1) : (plan.sk_tiles + block - plan.ctas + 1) * plan.iters; };
-  for (std::int64_t it = shares ? plan.share_begin(block) : (plan.sk_tiles + block - plan.ctas) * plan.iters;
+  const bool shares = block >= plan.dp_tiles;
+  const std::int64_t shared_base = plan.dp_tiles * plan.iters;  // first iteration of the shared tiles
+  auto run_end = [&] {
+    return shares ? shared_base + plan.share_begin(block - plan.dp_tiles + 1) : (block + 1) * plan.iters;
+  };
+  for (std::int64_t it = shares ? shared_base + plan.share_begin(block - plan.dp_tiles) : block * plan.iters;
        it < run_end(); it = segment[1]) {
     {
       const std::int64_t tile = it / plan.iters, tile_begin = tile * plan.iters, end = run_end();
@@ -105,16 +112,17 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
     if (seg_begin != tile_begin || seg_end != tile_end) {
       // Into this block's slot, element e of every thread adjacent
       // (coalesced), then counted in.
-      T* const mine = partial_slot<S>(p, block, tile) + threadIdx.x;
+      T* const mine = partial_slot<S>(p, block - plan.dp_tiles, tile - plan.dp_tiles) + threadIdx.x;
 #pragma unroll
       for (int i = 0; i < S::tm; ++i)
 #pragma unroll
         for (int j = 0; j < S::tn; ++j) __stcg(mine + (i * S::tn + j) * S::threads, acc.acc[i][j]);
-      const std::int64_t first = plan.owner(tile_begin), last = plan.owner(tile_end - 1);
+      const std::int64_t first = plan.owner(tile_begin - shared_base);
+      const std::int64_t last = plan.owner(tile_end - 1 - shared_base);
       __threadfence();  // the partial is visible before the count
       __syncthreads();
       if (threadIdx.x == 0) {
-        last_arrival = atomicAdd(p.arrivals + tile, 1) == int(last - first);
+        last_arrival = atomicAdd(p.arrivals + (tile - plan.dp_tiles), 1) == int(last - first);
         __threadfence();  // the others' partials are read after the count
       }
       __syncthreads();
