@@ -59,8 +59,6 @@
 #include "kernels/gemm/device/gemm_complex_as_real.hpp"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_mma_config.hpp"
-#include "kernels/gemm/gemm_tile_config.hpp"
-#include "kernels/gemm/stream_k_plan.hpp"
 #include "support/test_support.hpp"
 
 using namespace egpu_test;
@@ -527,58 +525,6 @@ BOOST_AUTO_TEST_CASE(nn_long_k_float) {
       c.beta_is_zero = beta_is_zero;
       jobs.push_back({c, {{MathMode::exact, GemmConfig::large}}});
     }
-  run_jobs<S>(jobs);
-}
-
-// Exact float products with more tiles of the large configuration than
-// one wave of blocks, a part-empty last wave and k deep enough for its
-// stream-K launch (stream_k_plan.hpp): tiles shared by several blocks are
-// summed by the last block to finish. Sized from the device's SM count:
-// one wave and a quarter (every tile shared, two to three blocks per tile),
-// and nearly three waves (the last wave's tiles shared, the two before run
-// whole by blocks of their own), each on two layouts; partial tiles along m
-// and n, k not a multiple of the stage depth, both beta modes, operands on
-// the 16-byte grid (the stream-K launch needs it). An NN product deep
-// enough to run transposed (RunTransposed: C^T stored row by row) runs
-// stream-K too. The large configuration and the automatic choice on the
-// same data.
-BOOST_AUTO_TEST_CASE(stream_k_float) {
-  using S = float;
-  using L = kern::TileShape<S, kern::LargeTag>;
-  int sms = 0;
-  BOOST_TEST_REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess);
-  const Index p = sms;
-  struct Shape {
-    Index m, n, k;
-    Layout a, b;
-    Index plan_tiles;  // tiles of the problem as launched (transposed for deep NN)
-    bool dp;           // some tiles run whole
-  };
-  const Index mt1 = (p + p / 4 + 4) / 5, mt2 = p - 2, nt3 = (p + p / 3 + 1) / 2;
-  const std::vector<Shape> shapes = {
-      {mt1 * L::bm - 3, 5 * L::bn - 7, 1027, Layout::row_major, Layout::col_major, mt1 * 5, false},
-      {mt1 * L::bm - 3, 5 * L::bn - 7, 1027, Layout::row_major, Layout::row_major, mt1 * 5, false},
-      {mt2 * L::bm - 1, 3 * L::bn - 11, 1100, Layout::col_major, Layout::row_major, mt2 * 3, true},
-      {mt2 * L::bm - 1, 3 * L::bn - 11, 1100, Layout::col_major, Layout::col_major, mt2 * 3, true},
-      {2 * L::bn - 9, nt3 * L::bm - 5, 4096, Layout::col_major, Layout::col_major, nt3 * 2, false}};
-  std::vector<Job> jobs;
-  bool beta_is_zero = false;
-  for (const Shape& sh : shapes) {
-    const kern::StreamKPlan plan = kern::plan_stream_k(sh.plan_tiles, (sh.k + L::bk - 1) / L::bk, p);
-    BOOST_TEST(plan.active(), "stream-K planned for " << sh.m << "x" << sh.n << "x" << sh.k);
-    BOOST_TEST((plan.dp_tiles > 0) == sh.dp);
-    Case c = random_case<S>(sh.m, sh.n, sh.k);
-    c.a_layout = sh.a;
-    c.b_layout = sh.b;
-    const Index a_rows = c.a_layout == Layout::row_major ? c.k : c.m;
-    const Index b_rows = c.b_layout == Layout::row_major ? c.n : c.k;
-    c.lda_pad = (4 - a_rows % 4) % 4 + 4 * pick(0, 1);  // leading dimensions multiples of 4
-    c.ldb_pad = (4 - b_rows % 4) % 4 + 4 * pick(0, 1);
-    c.ldc_pad = pick(0, 3);
-    c.offset = 0;
-    c.beta_is_zero = beta_is_zero = !beta_is_zero;
-    jobs.push_back({c, {{MathMode::exact, GemmConfig::large}, {MathMode::exact, GemmConfig::automatic}}});
-  }
   run_jobs<S>(jobs);
 }
 

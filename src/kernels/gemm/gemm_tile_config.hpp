@@ -101,14 +101,6 @@ template <> struct RunTransposed<float, LargeTag, true, false> {
   static constexpr long long min_k = 4096;
 };
 
-// Tiles launched stream-K (stream_k_plan.hpp) where the plan applies and
-// both operands take 16-byte loads: float's large tile, whose one block per
-// SM makes a part-empty last wave cost up to a wave's worth of a slot per SM
-// (4096^2: four waves for 3.88 of work, measured 3 % slower per flop than
-// 4224 x 4096, bench/NOTES-gemm.md, version 9).
-template <class T, class Tag> struct StreamKTile { static constexpr bool value = false; };
-template <> struct StreamKTile<float, LargeTag> { static constexpr bool value = true; };
-
 // fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of
 // 64x32, paired update order, early hand-over, paired lanes, steady loop.
 // Its rate relative to the large tile on whole waves (bench/NOTES-gemm.md)

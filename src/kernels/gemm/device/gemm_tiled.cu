@@ -77,7 +77,7 @@ void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
     return;
   }
   if (config == GemmConfig::large)
-    device::launch_tiled<T, LargeTag>(args, s, device::TiledLaunchExtras{false, {}, sms});
+    device::launch_tiled<T, LargeTag>(args, s);
   else if (config == GemmConfig::medium)
     device::launch_tiled<T, typename MediumTileTag<T>::type>(args, s);
   else

@@ -16,9 +16,7 @@
 #include "kernels/gemm/device/product_params.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_tile_config.hpp"
-#include "kernels/gemm/device/gemm_tiled_stream_k.cuh"
 #include "kernels/gemm/kernel/gemm_tiled_kernel.cuh"
-#include "kernels/gemm/stream_k_plan.hpp"
 #include "runtime/cuda_check.hpp"
 
 namespace egpu::kernels::device {
@@ -34,10 +32,6 @@ bool vector_ok(const T* ptr, std::int64_t ld) {
          ld % V == 0;
 }
 
-// How a launch differs from a plain product into column-major C:
-// c_transposed stores C(i, j) at c[i * ldc + j] (the product of swapped
-// operands, see transpose_problem in gemm_split_k.cuh); `slices` k-slices
-// (KSlices) write to c + z * slices.c_slice.
 // Vector widths of a tile's 16-byte load path for op(A) and op(B) (the
 // width does not depend on the layout).
 template <class T, class Tag>
@@ -47,12 +41,13 @@ struct TileVectors {
   static constexpr int b = block::TileLoader<T, S::bn, S::bk, S::threads, true, true>::V;
 };
 
-// sms: multiprocessors of the device, for a stream-K launch where the tile
-// has one (StreamKTile) and its plan applies; 0: the plain grid.
+// How a launch differs from a plain product into column-major C:
+// c_transposed stores C(i, j) at c[i * ldc + j] (the product of swapped
+// operands, see transpose_problem in gemm_split_k.cuh); `slices` k-slices
+// (KSlices) write to c + z * slices.c_slice.
 struct TiledLaunchExtras {
   bool c_transposed = false;
   KSlices slices{};
-  int sms = 0;
 };
 
 // An NN product that the tile runs transposed (RunTransposed), deep enough
@@ -66,20 +61,6 @@ bool nn_runs_transposed(const GemmArgs<T>& g, const TiledLaunchExtras& x) {
   return RT::value && !x.c_transposed && x.slices.count <= 1 && g.a_layout == Layout::col_major &&
          g.b_layout == Layout::col_major && g.k >= RT::min_k && vector_ok<T, V::a>(g.b, g.ldb) &&
          vector_ok<T, V::b>(g.a, g.lda);
-}
-
-// The stream-K plan of a launch of g (the problem as the kernel runs it):
-// inactive unless the tile has a stream-K launch, the launch is a plain
-// one on a known device and both operands take 16-byte loads.
-template <class T, class Tag>
-StreamKPlan stream_k_plan_for(const GemmArgs<T>& g, const TiledLaunchExtras& x) {
-  using S = TileShape<T, Tag>;
-  using V = TileVectors<T, Tag>;
-  if (!StreamKTile<T, Tag>::value || x.sms <= 0 || x.slices.count > 1 || g.k <= 0 ||
-      !vector_ok<T, V::a>(g.a, g.lda) || !vector_ok<T, V::b>(g.b, g.ldb))
-    return {};
-  return plan_stream_k(ceil_div(g.m, S::bm) * ceil_div(g.n, S::bn), ceil_div(g.k, S::bk),
-                       std::int64_t(x.sms) * S::min_blocks);
 }
 
 // Requires m, n > 0.
@@ -119,7 +100,6 @@ void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunc
   const bool b_xc = g.b_layout == Layout::row_major;  // (p, j) at b[p * ldb + j]
   // 16-byte loads only when both operands allow them (k == 0 loads nothing).
   const bool vec = !has_scalar_map || g.k == 0 || (p.a_vec && p.b_vec);
-  const StreamKPlan sk = stream_k_plan_for<T, Tag>(g, x);
   auto run = [&](auto a_xc_t, auto b_xc_t, auto vec_t) {
     constexpr bool AX = decltype(a_xc_t)::value, BX = decltype(b_xc_t)::value;
     constexpr bool VEC = decltype(vec_t)::value;
@@ -128,17 +108,6 @@ void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunc
     static_assert(SL::bm == S::bm && SL::bn == S::bn && SL::bk == S::bk &&
                       SL::threads == S::threads && SL::tm == S::tm && SL::tn == S::tn,
                   "a layout's schedule keeps the tile's shape");
-    if constexpr (StreamKTile<T, Tag>::value && VEC) {
-      if (sk.active()) {
-        bool launched;
-        if constexpr (RT::value && !AX && BX)
-          launched = nn_transposed ? launch_stream_k<T, LT, AX, BX, true>(p, sk, m_tiles, stream)
-                                   : launch_stream_k<T, LT, AX, BX, false>(p, sk, m_tiles, stream);
-        else
-          launched = launch_stream_k<T, LT, AX, BX, false>(p, sk, m_tiles, stream);
-        if (launched) return;
-      }
-    }
     if constexpr (RT::value && !AX && BX && VEC) {
       if (nn_transposed) {
         kernel::gemm_tiled_kernel<T, LT, AX, BX, VEC, true><<<grid, S::threads, 0, stream>>>(p);
@@ -204,17 +173,16 @@ inline double wave_fill(std::int64_t tiles, std::int64_t slots) {
 
 // The automatic choice among the SIMT configurations: `large` when its
 // tiles alone give every multiprocessor a block, or `medium` instead where
-// its fuller last wave outweighs its lower rate (not where large runs
-// stream-K, which fills its last wave); otherwise split_k when k is deep
-// enough for two slices of plan_split_k's minimum; else `small`.
+// its fuller last wave outweighs its lower rate; otherwise split_k when k
+// is deep enough for two slices of plan_split_k's minimum; else `small`.
+// Large's tiles are counted on the problem as it runs (transposed where
+// nn_runs_transposed): 4096 x 4224 x 4096 NN fills whole waves that way.
 template <class T>
 GemmConfig choose_tiled_config(const GemmArgs<T>& g, int sms) {
   using L = TileShape<T, LargeTag>;
-  const TiledLaunchExtras large_launch{false, {}, sms};
-  const GemmArgs<T> t = nn_runs_transposed<T, LargeTag>(g, large_launch) ? transpose_problem(g) : g;
+  const GemmArgs<T> t = nn_runs_transposed<T, LargeTag>(g, {}) ? transpose_problem(g) : g;
   const std::int64_t tiles = ceil_div(t.m, L::bm) * ceil_div(t.n, L::bn);
   if (tiles >= sms) {
-    if (stream_k_plan_for<T, LargeTag>(t, large_launch).active()) return GemmConfig::large;
     if constexpr (has_medium_tile<T>) {
       using M = TileShape<T, typename MediumTileTag<T>::type>;
       const std::int64_t m_tiles = ceil_div(g.m, M::bm) * ceil_div(g.n, M::bn);

@@ -110,46 +110,6 @@ __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, s
   }
 }
 
-// The k loop of the bm x bn tile at (m0, n0) over klen of k from the
-// operand bases a and b (already at the tile's first k), into acc.
-template <class T, class S, bool A_XC, bool B_XC, bool VEC, class Smem, class Micro>
-__device__ __forceinline__ void accumulate_tile(Smem& smem, Micro& acc, const GemmParams<T>& p,
-                                                const T* a, const T* b, std::int64_t m0,
-                                                std::int64_t n0, std::int64_t klen, int r0, int c0) {
-  block::TileLoader<T, S::bm, S::bk, S::threads, A_XC, VEC> la(a, p.lda, p.m, m0, p.conj_a);
-  block::TileLoader<T, S::bn, S::bk, S::threads, B_XC, VEC> lb(b, p.ldb, p.n, n0, p.conj_b);
-  acc.clear();
-  if (klen > 0) {
-    const std::int64_t a_step = A_XC ? S::bk * p.lda : S::bk;
-    const std::int64_t b_step = B_XC ? S::bk * p.ldb : S::bk;
-    if (la.x_full() && lb.x_full())
-      k_loop<false, S>(smem, la, lb, acc, klen, a_step, b_step, r0, c0);
-    else
-      k_loop<true, S>(smem, la, lb, acc, klen, a_step, b_step, r0, c0);
-  }
-}
-
-// The epilogue of the tile at (m0, n0): C = alpha * acc + beta * C through
-// c (C's origin, or a k-slice's).
-template <class T, class S, bool C_ROWS, class Smem, class Micro>
-__device__ __forceinline__ void store_tile(Smem& smem, Micro& acc, const GemmParams<T>& p, T* c,
-                                           std::int64_t m0, std::int64_t n0, int r0, int c0) {
-  if constexpr (C_ROWS) {
-    acc.store_rows(c + m0 * p.c_rs + n0, p.c_rs, p.m - m0, p.n - n0, r0, c0, p.alpha, p.beta,
-                   p.beta_is_zero);
-  } else if (Micro::staged_store && p.c_rs == 1 && !p.c_vec) {
-    // Columns of C off the vector grid: stored through shared memory, which
-    // every warp must be done reading first.
-    __syncthreads();
-    constexpr int scratch = int(sizeof(Smem) / sizeof(T)) / (S::threads / 32);
-    acc.template store_staged<scratch>(c + m0 + n0 * p.c_cs, p.c_cs, p.m - m0, p.n - n0, p.alpha,
-                                       p.beta, p.beta_is_zero, reinterpret_cast<T*>(&smem));
-  } else {
-    acc.store(c + m0 * p.c_rs + n0 * p.c_cs, p.c_rs, p.c_cs, p.m - m0, p.n - n0, r0, c0, p.alpha,
-              p.beta, p.beta_is_zero, p.c_vec);
-  }
-}
-
 template <class T, class Tag, bool A_XC, bool B_XC, bool VEC, bool C_ROWS = false>
 __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>::min_blocks)
     gemm_tiled_kernel(const GemmParams<T> p) {
@@ -170,9 +130,32 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
   // gridDim.y is capped at 65535: the block walks the column tiles.
   for (std::int64_t tn = blockIdx.y; tn < n_tiles; tn += gridDim.y) {
     const std::int64_t n0 = tn * S::bn;
+    block::TileLoader<T, S::bm, S::bk, S::threads, A_XC, VEC> la(a, p.lda, p.m, m0, p.conj_a);
+    block::TileLoader<T, S::bn, S::bk, S::threads, B_XC, VEC> lb(b, p.ldb, p.n, n0, p.conj_b);
     Micro acc;
-    accumulate_tile<T, S, A_XC, B_XC, VEC>(smem, acc, p, a, b, m0, n0, klen, r0, c0);
-    store_tile<T, S, C_ROWS>(smem, acc, p, c, m0, n0, r0, c0);
+    acc.clear();
+    if (klen > 0) {
+      const std::int64_t a_step = A_XC ? S::bk * p.lda : S::bk;
+      const std::int64_t b_step = B_XC ? S::bk * p.ldb : S::bk;
+      if (la.x_full() && lb.x_full())
+        k_loop<false, S>(smem, la, lb, acc, klen, a_step, b_step, r0, c0);
+      else
+        k_loop<true, S>(smem, la, lb, acc, klen, a_step, b_step, r0, c0);
+    }
+    if constexpr (C_ROWS) {
+      acc.store_rows(c + m0 * p.c_rs + n0, p.c_rs, p.m - m0, p.n - n0, r0, c0, p.alpha, p.beta,
+                     p.beta_is_zero);
+    } else if (Micro::staged_store && p.c_rs == 1 && !p.c_vec) {
+      // Columns of C off the vector grid: stored through shared memory, which
+      // every warp must be done reading first.
+      __syncthreads();
+      constexpr int scratch = int(sizeof(Smem) / sizeof(T)) / (S::threads / 32);
+      acc.template store_staged<scratch>(c + m0 + n0 * p.c_cs, p.c_cs, p.m - m0, p.n - n0, p.alpha,
+                                         p.beta, p.beta_is_zero, reinterpret_cast<T*>(&smem));
+    } else {
+      acc.store(c + m0 * p.c_rs + n0 * p.c_cs, p.c_rs, p.c_cs, p.m - m0, p.n - n0, r0, c0, p.alpha,
+                p.beta, p.beta_is_zero, p.c_vec);
+    }
     // The k loop ends without a barrier: the next tile's first stores into
     // shared memory wait for every thread's last fragment (or scratch) reads.
     if (tn + gridDim.y < n_tiles) __syncthreads();
