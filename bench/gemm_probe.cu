@@ -19,6 +19,7 @@
 //   ./build-probe/gemm_probe --simt-quick  the split-k checks only, fewer cases
 //   ./build-probe/gemm_probe --gaps    fp64 tile candidates, float odd and skinny shapes
 //   ./build-probe/gemm_probe --nn      float NN timings (the transposed run)
+//   ./build-probe/gemm_probe --tn      float TN timings (TT on a transposed copy of B)
 //   ./build-probe/gemm_probe --x3      tf32x3 tiles and operand copies: checks, timings vs SGEMM
 //   ./build-probe/gemm_probe --gaps-profile  float medium tile and cuBLAS on 4095x4097x511 (for ncu)
 // Exits nonzero on any correctness failure.
@@ -1226,6 +1227,49 @@ int nn_main() {
   return failures ? 1 : 0;
 }
 
+// ---- exact fp32 TN (--tn) ------------------------------------------------------------
+// The library runs large float TN products on the TT layouts after copying
+// op(B) transposed (CopyBTransposed in gemm_tile_config.hpp, from m and
+// k = 4096). Timed in turn: cuBLAS, the automatic choice, the plain TN
+// kernel, the copy and TT kernel forced on every shape (to place the
+// threshold), and the copy alone (its time against cuBLAS's product).
+void time_tn() {
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  const Layout C = Layout::col_major, R = Layout::row_major;
+  const std::array<i64, 3> shapes[] = {{2048, 2048, 2048}, {4096, 4096, 1024}, {4096, 4096, 2048},
+                                       {2048, 4096, 4096}, {4096, 4096, 4096}, {8192, 8192, 2048},
+                                       {8192, 8192, 8192}};
+  for (const auto& sh : shapes) {
+    DeviceProblem<float> pr(sh[0], sh[1], sh[2], R, C);
+    GemmArgs<float>& g = pr.g;
+    std::vector<std::pair<std::string, std::function<void()>>> fs{cublas_launcher(g)};
+    fs.push_back({"automatic", [&g] { gemm_tiled(g, nullptr, GemmConfig::automatic); }});
+    fs.push_back({"tn-plain", [&g] { device::launch_tiled<float, LargeTag>(g, nullptr); }});
+    fs.push_back({"b-copy+tt", [&g] {
+                    device::with_b_copied_by_rows(g, nullptr, [](const GemmArgs<float>& h) {
+                      device::launch_tiled<float, LargeTag>(h, nullptr);
+                    });
+                  }});
+    fs.push_back({"copy-only", [&g] {
+                    device::with_b_copied_by_rows(g, nullptr, [](const GemmArgs<float>&) {});
+                  }});
+    char head[96];
+    std::snprintf(head, sizeof head, "TN %5lldx%5lldx%5lld", (long long)sh[0], (long long)sh[1],
+                  (long long)sh[2]);
+    time_interleaved(head, pr.flops, fs);
+  }
+  for (i64 N : {4096, 8192}) {
+    DeviceProblem<float> tt(N, N, N, R, R);
+    GemmArgs<float>& h = tt.g;
+    std::vector<std::pair<std::string, std::function<void()>>> ft{cublas_launcher(h)};
+    ft.push_back({"automatic", [&h] { gemm_tiled(h, nullptr, GemmConfig::automatic); }});
+    char head[96];
+    std::snprintf(head, sizeof head, "TT %5lld", (long long)N);
+    time_interleaved(head, tt.flops, ft);
+  }
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+}
+
 // ---- tf32x3 tiles and operand copies (--x3) ------------------------------------
 // The library's tf32x3 large tile (128x64, two blocks per SM) beside its
 // version-5 tile (MmaExp1: 128x128, one block per SM) and a 64x128 one
@@ -1420,6 +1464,11 @@ int main(int argc, char** argv) {
     const int rc = nn_main();
     CB(cublasDestroy(g_handle));
     return rc;
+  }
+  if (argc > 1 && !std::strcmp(argv[1], "--tn")) {
+    time_tn();
+    CB(cublasDestroy(g_handle));
+    return 0;
   }
   if (argc > 1 && !std::strcmp(argv[1], "--chain")) {
     const int rc = chain_main();

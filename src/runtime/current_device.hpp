@@ -19,10 +19,10 @@ inline int current_multiprocessors() {
   return current_device_attribute(cudaDevAttrMultiProcessorCount, "cudaDeviceGetAttribute(multiprocessors)");
 }
 
-// major * 10 + minor.
-inline int current_compute_capability() {
-  return current_device_attribute(cudaDevAttrComputeCapabilityMajor, "cudaDeviceGetAttribute(compute capability)") * 10 +
-         current_device_attribute(cudaDevAttrComputeCapabilityMinor, "cudaDeviceGetAttribute(compute capability)");
+// The major version of the compute capability: what the launches test
+// (sm_90 and later).
+inline int current_compute_major() {
+  return current_device_attribute(cudaDevAttrComputeCapabilityMajor, "cudaDeviceGetAttribute(compute capability)");
 }
 
 }  // namespace egpu::runtime

@@ -59,6 +59,7 @@
 #include "kernels/gemm/device/gemm_complex_as_real.hpp"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_mma_config.hpp"
+#include "kernels/gemm/gemm_tiled_choice.hpp"
 #include "support/test_support.hpp"
 
 using namespace egpu_test;
@@ -523,6 +524,39 @@ BOOST_AUTO_TEST_CASE(nn_long_k_float) {
       c.ldc_pad = s[3];
       c.offset = 0;
       c.beta_is_zero = beta_is_zero;
+      jobs.push_back({c, {{MathMode::exact, GemmConfig::large}}});
+    }
+  run_jobs<S>(jobs);
+}
+
+// TN products from m = k = 4096 with op(A) on the 16-byte grid: float's
+// large tile runs them on the TT layouts after copying op(B) transposed
+// (CopyBTransposed, device/gemm_operand_transpose.cuh): partial tiles on
+// both sides, n = 1, op(B) with odd leading dimensions (the copy puts it on
+// the grid), aligned and odd ldc, beta != 0 and beta_is_zero. The large
+// configuration only, as nn_long_k_float.
+BOOST_AUTO_TEST_CASE(tn_on_b_copy_float) {
+  using S = float;
+  const Index shapes[][4] = {{4096, 257, 4096, 0}, {4101, 33, 4100, 1}, {4096, 1, 4096, 3}, {4227, 130, 4099, 4}};
+  std::vector<Job> jobs;
+  for (const auto& s : shapes)
+    for (bool beta_is_zero : {true, false}) {
+      Case c = random_case<S>(s[0], s[1], s[2]);
+      c.a_layout = Layout::row_major;
+      c.b_layout = Layout::col_major;
+      c.lda_pad = (4 - s[2] % 4) % 4 + 4 * pick(0, 1);  // lda = k + pad, a multiple of 4
+      c.ldb_pad = pick(0, 2);
+      c.ldc_pad = s[3];
+      c.offset = 0;
+      c.beta_is_zero = beta_is_zero;
+      kern::GemmArgs<S> g;  // the rule, on these leading dimensions (bases are aligned)
+      g.m = s[0];
+      g.n = s[1];
+      g.k = s[2];
+      g.a_layout = Layout::row_major;
+      g.lda = s[2] + c.lda_pad;
+      const bool on_copy = kern::device::tn_runs_on_b_copy<S, kern::LargeTag>(g);
+      BOOST_TEST(on_copy);
       jobs.push_back({c, {{MathMode::exact, GemmConfig::large}}});
     }
   run_jobs<S>(jobs);

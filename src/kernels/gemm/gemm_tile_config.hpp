@@ -101,6 +101,21 @@ template <> struct RunTransposed<float, LargeTag, true, false> {
   static constexpr long long min_k = 4096;
 };
 
+// Layouts whose products the launch runs on another layout's schedule after
+// copying op(B) transposed (n-contiguous, row by row), where m >= min_m and
+// k >= min_k: float's large tile for TN (both operands k-contiguous), which
+// then runs as TT on the 4x2-warp schedule, 3-4 % faster than TN's own at
+// k = 4096 and 8192 (bench/NOTES-gemm.md, version 10). The copy moves the
+// k x n elements of op(B) once: its share of the product's time falls as 1/m.
+template <class T, class Tag, bool A_XC, bool B_XC> struct CopyBTransposed {
+  static constexpr bool value = false;
+  static constexpr long long min_m = 0, min_k = 0;
+};
+template <> struct CopyBTransposed<float, LargeTag, false, false> {
+  static constexpr bool value = true;
+  static constexpr long long min_m = 4096, min_k = 4096;
+};
+
 // fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of
 // 64x32, paired update order, early hand-over, paired lanes, steady loop.
 // Its rate relative to the large tile on whole waves (bench/NOTES-gemm.md)
@@ -136,6 +151,8 @@ template <> struct TileConfig<float, SkinnyTag>
 template <class T> struct SkinnyTileTag { using type = LargeTag; };
 template <> struct SkinnyTileTag<float> { using type = SkinnyTag; };
 
+constexpr int cmin(int a, int b) { return a < b ? a : b; }
+
 // Everything the kernel derives from a configuration.
 template <class T, class Tag>
 struct TileShape : TileConfig<T, Tag> {
@@ -148,6 +165,10 @@ struct TileShape : TileConfig<T, Tag> {
   static constexpr int lanes_m = wm / Cfg::tm, lanes_n = wn / Cfg::tn;
   // Widest shared/global access: 16 bytes, in elements of T.
   static constexpr int vec = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+  // Vector widths of the 16-byte global-load path for op(A) and op(B)
+  // (block::TileLoader): at most a thread's share of the tile and its depth.
+  static constexpr int vec_a = cmin(cmin(vec, Cfg::bm * Cfg::bk / threads), Cfg::bk);
+  static constexpr int vec_b = cmin(cmin(vec, Cfg::bn * Cfg::bk / threads), Cfg::bk);
 
   static_assert(Cfg::bm % Cfg::tm == 0 && Cfg::bn % Cfg::tn == 0, "tile not divisible");
   static_assert(threads % 32 == 0 && threads <= 1024, "thread count");

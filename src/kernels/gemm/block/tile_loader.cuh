@@ -25,11 +25,10 @@
 
 #include <cstdint>
 
+#include "kernels/gemm/gemm_tile_config.hpp"  // cmin
 #include "kernels/gemm/thread/scalar_ops.cuh"
 
 namespace egpu::kernels::block {
-
-constexpr int cmin(int a, int b) { return a < b ? a : b; }
 
 template <class T, int BX, int BK, int THREADS, bool XC, bool VEC>
 struct TileLoader {

@@ -57,8 +57,13 @@ bool split_transposed(const GemmArgs<T>& g) {
          split_on_large_tile(g.math, g.n, g.m);
 }
 
-// The slices of split-k on h, the problem it runs (g, or its transpose
-// where split_transposed(g)).
+// The problem split-k runs for g: g, or its transpose where split_transposed(g).
+template <class T>
+GemmArgs<T> split_problem(const GemmArgs<T>& g) {
+  return split_transposed(g) ? transpose_problem(g) : g;
+}
+
+// The slices of split-k on h, the problem it runs (split_problem).
 template <class T>
 KSlices plan_slices(const GemmArgs<T>& h, int sms) {
   KSlices plan;
@@ -76,7 +81,7 @@ template <class T>
 void run_config(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms) {
   if (config == GemmConfig::split_k) {
     const bool transposed = split_transposed(g);
-    const GemmArgs<T> h = transposed ? transpose_problem(g) : g;
+    const GemmArgs<T> h = split_problem(g);
     const KSlices plan = plan_slices(h, sms);
     if (plan.count >= 2) {
       with_split_tag(h, [&](auto tag) {
@@ -111,8 +116,7 @@ GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {
     tiles = ((g.m + S::bm - 1) / S::bm) * ((g.n + S::bn - 1) / S::bn);
   });
   if (tiles >= sms) return GemmConfig::tensor_large;
-  const GemmArgs<T> h = split_transposed(g) ? transpose_problem(g) : g;
-  return plan_slices(h, sms).count >= 2 ? GemmConfig::split_k : GemmConfig::tensor_small;
+  return plan_slices(split_problem(g), sms).count >= 2 ? GemmConfig::split_k : GemmConfig::tensor_small;
 }
 
 template <class T>

@@ -56,7 +56,7 @@ void launch_mma_kernel(const kernel::MmaParams<T>& p, std::int64_t tiles, int sl
   cfg.dynamicSmemBytes = Tr::smem_bytes;
   cfg.stream = stream;
   cfg.attrs = &dependent_attr;
-  cfg.numAttrs = runtime::current_compute_capability() >= 90 ? 1 : 0;  // per launch: devices may differ
+  cfg.numAttrs = runtime::current_compute_major() >= 9 ? 1 : 0;  // per launch: devices may differ
   runtime::cuda_check(cudaLaunchKernelEx(&cfg, fn, p), "launch of gemm_mma_kernel");
   runtime::launch_check("gemm_mma_kernel");
 }

@@ -23,6 +23,7 @@
 
 #include "egpu/error.hpp"
 #include "kernels/gemm/gemm_args.hpp"
+#include "kernels/gemm/gemm_problem.hpp"
 #include "kernels/gemm/kernel/split_k_reduce_kernel.cuh"
 #include "runtime/cuda_check.hpp"
 
@@ -56,26 +57,6 @@ inline KSlices plan_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int 
   s.k_slice = k_slice;
   s.c_slice = m * n;
   return s;
-}
-
-// The same product with the operands swapped: C^T = op(B)^T * op(A)^T
-// (n x m), each operand's layout flipped. Stored through the original c
-// and ldc, its element (i, j) lies at c[i * ldc + j].
-template <class T>
-GemmArgs<T> transpose_problem(const GemmArgs<T>& g) {
-  auto flip = [](Layout l) { return l == Layout::col_major ? Layout::row_major : Layout::col_major; };
-  GemmArgs<T> t = g;
-  t.m = g.n;
-  t.n = g.m;
-  t.a = g.b;
-  t.lda = g.ldb;
-  t.a_layout = flip(g.b_layout);
-  t.conj_a = g.conj_b;
-  t.b = g.a;
-  t.ldb = g.lda;
-  t.b_layout = flip(g.a_layout);
-  t.conj_b = g.conj_a;
-  return t;
 }
 
 // Operand bases moved to depth k0 along k.

@@ -35,7 +35,7 @@ const char* config_name(GemmConfig config) {
 // oldest architecture built). Otherwise the FFMA configurations run.
 template <class T>
 bool uses_tensor_cores(MathMode math) {
-  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, cdouble>) return runtime::current_compute_capability() >= 90;
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, cdouble>) return runtime::current_compute_major() >= 9;
   if constexpr (std::is_same_v<T, float>) return math != MathMode::exact;
   return false;
 }
@@ -77,11 +77,11 @@ void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
     return;
   }
   if (config == GemmConfig::large)
-    device::launch_tiled<T, LargeTag>(args, s);
+    device::launch_tiled_product<T, LargeTag>(args, s);
   else if (config == GemmConfig::medium)
-    device::launch_tiled<T, typename MediumTileTag<T>::type>(args, s);
+    device::launch_tiled_product<T, typename MediumTileTag<T>::type>(args, s);
   else
-    device::launch_tiled<T, SmallTag>(args, s);
+    device::launch_tiled_product<T, SmallTag>(args, s);
 }
 
 template std::vector<GemmConfig> selectable_configs<float>(MathMode);

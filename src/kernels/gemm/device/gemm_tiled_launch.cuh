@@ -1,9 +1,10 @@
 // Launch of one configuration of the tiled SIMT GEMM family: maps GemmArgs
 // onto the kernel's parameters, picks the instantiation for the two operand
 // layouts, decides the vectorised global-load and C-store paths, sizes the
-// grid, launches and checks. Used by gemm_tiled.cu (which picks the
-// configuration), by the split-k path (device/gemm_split_k.cuh) and by
-// bench/gemm_probe.cu (which also times experimental tile shapes).
+// grid, launches and checks, with the rewrites of gemm_tiled_choice.hpp.
+// Used by gemm_tiled.cu (which picks the configuration), by the split-k
+// path (device/gemm_split_k.cuh) and by bench/gemm_probe.cu (which also
+// times experimental tile shapes).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,74 +13,45 @@
 #include <type_traits>
 
 #include "egpu/error.hpp"
+#include "kernels/gemm/device/gemm_operand_transpose.cuh"
 #include "kernels/gemm/device/gemm_split_k.cuh"
 #include "kernels/gemm/device/product_params.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_tile_config.hpp"
+#include "kernels/gemm/gemm_tiled_choice.hpp"
 #include "kernels/gemm/kernel/gemm_tiled_kernel.cuh"
 #include "runtime/cuda_check.hpp"
 
 namespace egpu::kernels::device {
 
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-// The vector path of an operand needs its base aligned to the vector and
-// every line along the strided direction to start on a vector boundary.
-template <class T, int V>
-bool vector_ok(const T* ptr, std::int64_t ld) {
-  if (V == 1) return true;
-  return reinterpret_cast<std::uintptr_t>(ptr) % (std::uintptr_t(V) * sizeof(T)) == 0 &&
-         ld % V == 0;
-}
-
-// Vector widths of a tile's 16-byte load path for op(A) and op(B) (the
-// width does not depend on the layout).
-template <class T, class Tag>
-struct TileVectors {
-  using S = TileShape<T, Tag>;
-  static constexpr int a = block::TileLoader<T, S::bm, S::bk, S::threads, true, true>::V;
-  static constexpr int b = block::TileLoader<T, S::bn, S::bk, S::threads, true, true>::V;
-};
-
 // How a launch differs from a plain product into column-major C:
 // c_transposed stores C(i, j) at c[i * ldc + j] (the product of swapped
-// operands, see transpose_problem in gemm_split_k.cuh); `slices` k-slices
+// operands, see transpose_problem in gemm_problem.hpp); `slices` k-slices
 // (KSlices) write to c + z * slices.c_slice.
 struct TiledLaunchExtras {
   bool c_transposed = false;
   KSlices slices{};
 };
 
-// An NN product that the tile runs transposed (RunTransposed), deep enough
-// in k for the transposed C store not to matter and with its operands on
-// the 16-byte load grid: C^T = B^T A^T on the TT layouts, C stored row by
-// row (kernel C_ROWS).
-template <class T, class Tag>
-bool nn_runs_transposed(const GemmArgs<T>& g, const TiledLaunchExtras& x) {
-  using RT = RunTransposed<T, Tag, true, false>;
-  using V = TileVectors<T, Tag>;  // the transposed problem's op(A) is B
-  return RT::value && !x.c_transposed && x.slices.count <= 1 && g.a_layout == Layout::col_major &&
-         g.b_layout == Layout::col_major && g.k >= RT::min_k && vector_ok<T, V::a>(g.b, g.ldb) &&
-         vector_ok<T, V::b>(g.a, g.lda);
-}
-
 // Requires m, n > 0.
 template <class T, class Tag>
 void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunchExtras& x_in = {}) {
   using S = TileShape<T, Tag>;
-  using V = TileVectors<T, Tag>;
+  static_assert(block::TileLoader<T, S::bm, S::bk, S::threads, true, true>::V == S::vec_a &&
+                    block::TileLoader<T, S::bn, S::bk, S::threads, true, true>::V == S::vec_b,
+                "the loaders' vector widths are the shape's");
   // Scalars whose groups are single elements have one map only.
-  constexpr bool has_scalar_map = V::a > 1 || V::b > 1;
+  constexpr bool has_scalar_map = S::vec_a > 1 || S::vec_b > 1;
 
   using RT = RunTransposed<T, Tag, true, false>;
-  const bool nn_transposed = nn_runs_transposed<T, Tag>(g_in, x_in);
+  const bool nn_transposed = !x_in.c_transposed && x_in.slices.count <= 1 && nn_runs_transposed<T, Tag>(g_in);
   const GemmArgs<T> g = nn_transposed ? transpose_problem(g_in) : g_in;
   TiledLaunchExtras x = x_in;
   x.c_transposed = x.c_transposed || nn_transposed;
 
   const int slices = x.slices.count > 1 ? x.slices.count : 1;
   kernel::GemmParams<T> p{};
-  set_product_params(p, g, x.slices, vector_ok<T, V::a>(g.a, g.lda), vector_ok<T, V::b>(g.b, g.ldb));
+  set_product_params(p, g, x.slices, vector_ok<T, S::vec_a>(g.a, g.lda), vector_ok<T, S::vec_b>(g.b, g.ldb));
   p.c_rs = x.c_transposed ? g.ldc : 1;
   p.c_cs = x.c_transposed ? 1 : g.ldc;
   // Whole row chunks of C as vectors: base and column stride on a vector
@@ -160,40 +132,16 @@ void launch_tiled_split_k(const GemmArgs<T>& g, cudaStream_t stream, int sms) {
       swap);
 }
 
-// Whether T has a medium tile of its own (gemm_tile_config.hpp).
-template <class T>
-inline constexpr bool has_medium_tile = !std::is_same_v<typename MediumTileTag<T>::type, LargeTag>;
-
-// Share of the block slots (one per resident block per multiprocessor) that
-// `tiles` blocks keep busy over their waves: 1 when the last wave is full.
-inline double wave_fill(std::int64_t tiles, std::int64_t slots) {
-  const std::int64_t waves = ceil_div(tiles, slots);
-  return waves > 0 ? double(tiles) / double(waves * slots) : 0.0;
-}
-
-// The automatic choice among the SIMT configurations: `large` when its
-// tiles alone give every multiprocessor a block, or `medium` instead where
-// its fuller last wave outweighs its lower rate; otherwise split_k when k
-// is deep enough for two slices of plan_split_k's minimum; else `small`.
-// Large's tiles are counted on the problem as it runs (transposed where
-// nn_runs_transposed): 4096 x 4224 x 4096 NN fills whole waves that way.
-template <class T>
-GemmConfig choose_tiled_config(const GemmArgs<T>& g, int sms) {
-  using L = TileShape<T, LargeTag>;
-  const GemmArgs<T> t = nn_runs_transposed<T, LargeTag>(g, {}) ? transpose_problem(g) : g;
-  const std::int64_t tiles = ceil_div(t.m, L::bm) * ceil_div(t.n, L::bn);
-  if (tiles >= sms) {
-    if constexpr (has_medium_tile<T>) {
-      using M = TileShape<T, typename MediumTileTag<T>::type>;
-      const std::int64_t m_tiles = ceil_div(g.m, M::bm) * ceil_div(g.n, M::bn);
-      if (M::relative_rate * wave_fill(m_tiles, std::int64_t(sms) * M::min_blocks) >
-          wave_fill(tiles, std::int64_t(sms) * L::min_blocks))
-        return GemmConfig::medium;
-    }
-    return GemmConfig::large;
-  }
-  if (g.k >= 512) return GemmConfig::split_k;
-  return GemmConfig::small;
+// A plain product (no k-slices, C as given) on the tile: TN on the TT
+// layouts after a transposed copy of op(B) where tn_runs_on_b_copy and its
+// memory can be had, else launch_tiled (which runs NN transposed where
+// nn_runs_transposed). Requires m, n > 0.
+template <class T, class Tag>
+void launch_tiled_product(const GemmArgs<T>& g, cudaStream_t stream) {
+  if (tn_runs_on_b_copy<T, Tag>(g) &&
+      with_b_copied_by_rows(g, stream, [&](const GemmArgs<T>& h) { launch_tiled<T, Tag>(h, stream); }))
+    return;
+  launch_tiled<T, Tag>(g, stream);
 }
 
 }  // namespace egpu::kernels::device

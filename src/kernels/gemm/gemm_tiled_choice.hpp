@@ -1,0 +1,76 @@
+// The automatic choice among the tiled SIMT configurations, and the
+// rewrites the launch of a plain product makes on the layouts that run
+// faster another way (the transposed NN run, TN on a transposed copy of
+// op(B)). Plain C++ so that the choices are tested on the CPU
+// (test/cpu/gemm_choice_test.cpp); device/gemm_tiled_launch.cuh acts on them.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/gemm/gemm_args.hpp"
+#include "kernels/gemm/gemm_problem.hpp"
+#include "kernels/gemm/gemm_tile_config.hpp"
+
+namespace egpu::kernels::device {
+
+// A plain NN product (no k-slices, C as given) that the tile runs
+// transposed (RunTransposed), deep enough in k for the transposed C store
+// not to matter and with its operands on the 16-byte load grid:
+// C^T = B^T A^T on the TT layouts, C stored row by row (kernel C_ROWS).
+template <class T, class Tag>
+bool nn_runs_transposed(const GemmArgs<T>& g) {
+  using RT = RunTransposed<T, Tag, true, false>;
+  using S = TileShape<T, Tag>;  // the transposed problem's op(A) is B
+  return RT::value && g.a_layout == Layout::col_major && g.b_layout == Layout::col_major &&
+         g.k >= RT::min_k && vector_ok<T, S::vec_a>(g.b, g.ldb) && vector_ok<T, S::vec_b>(g.a, g.lda);
+}
+
+// A plain TN product that the tile runs on the TT layouts after copying
+// op(B) transposed (CopyBTransposed): large enough for the copy to pay, with
+// op(A) on the 16-byte load grid (the copy of op(B) is put on it).
+template <class T, class Tag>
+bool tn_runs_on_b_copy(const GemmArgs<T>& g) {
+  using CB = CopyBTransposed<T, Tag, false, false>;
+  using S = TileShape<T, Tag>;
+  return CB::value && g.a_layout == Layout::row_major && g.b_layout == Layout::col_major &&
+         g.m >= CB::min_m && g.k >= CB::min_k && vector_ok<T, S::vec_a>(g.a, g.lda);
+}
+
+// Whether T has a medium tile of its own (gemm_tile_config.hpp).
+template <class T>
+inline constexpr bool has_medium_tile = !std::is_same_v<typename MediumTileTag<T>::type, LargeTag>;
+
+// Share of the block slots (one per resident block per multiprocessor) that
+// `tiles` blocks keep busy over their waves: 1 when the last wave is full.
+inline double wave_fill(std::int64_t tiles, std::int64_t slots) {
+  const std::int64_t waves = ceil_div(tiles, slots);
+  return waves > 0 ? double(tiles) / double(waves * slots) : 0.0;
+}
+
+// The automatic choice among the SIMT configurations: `large` when its
+// tiles alone give every multiprocessor a block, or `medium` instead where
+// its fuller last wave outweighs its lower rate; otherwise split_k when k
+// is deep enough for two slices of plan_split_k's minimum; else `small`.
+// Large's tiles are counted on the problem as it runs (transposed where
+// nn_runs_transposed): 4096 x 4224 x 4096 NN fills whole waves that way.
+template <class T>
+GemmConfig choose_tiled_config(const GemmArgs<T>& g, int sms) {
+  using L = TileShape<T, LargeTag>;
+  const GemmArgs<T> t = nn_runs_transposed<T, LargeTag>(g) ? transpose_problem(g) : g;
+  const std::int64_t tiles = ceil_div(t.m, L::bm) * ceil_div(t.n, L::bn);
+  if (tiles >= sms) {
+    if constexpr (has_medium_tile<T>) {
+      using M = TileShape<T, typename MediumTileTag<T>::type>;
+      const std::int64_t m_tiles = ceil_div(g.m, M::bm) * ceil_div(g.n, M::bn);
+      if (M::relative_rate * wave_fill(m_tiles, std::int64_t(sms) * M::min_blocks) >
+          wave_fill(tiles, std::int64_t(sms) * L::min_blocks))
+        return GemmConfig::medium;
+    }
+    return GemmConfig::large;
+  }
+  if (g.k >= 512) return GemmConfig::split_k;
+  return GemmConfig::small;
+}
+
+}  // namespace egpu::kernels::device

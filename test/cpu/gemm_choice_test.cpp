@@ -1,0 +1,157 @@
+// The tiled family's automatic choice and the rewrites of a plain product
+// (src/kernels/gemm/gemm_tiled_choice.hpp), pure C++: which configuration a
+// shape gets, which products run transposed (NN) or on a transposed copy of
+// op(B) (TN), and that the large tile's tiles are counted on the problem as
+// it runs. Operand pointers are never dereferenced here: only their
+// alignment is read, so they are made from integers.
+#define BOOST_TEST_MODULE gemm_choice
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <ostream>
+
+#include "kernels/gemm/gemm_tiled_choice.hpp"
+
+namespace egpu::kernels {
+// For Boost.Test's messages (config_name lives in the CUDA library).
+std::ostream& boost_test_print_type(std::ostream& os, GemmConfig c) { return os << "GemmConfig " << int(c); }
+}  // namespace egpu::kernels
+
+namespace kern = egpu::kernels;
+namespace dev = egpu::kernels::device;
+using kern::GemmArgs;
+using kern::GemmConfig;
+using kern::Layout;
+
+namespace {
+
+constexpr int kSms = 132;  // H100 SXM / H200
+
+// A float product with tight leading dimensions on 256-byte aligned bases;
+// `off`: elements added to every base (off the 16-byte grid when odd).
+GemmArgs<float> product(std::int64_t m, std::int64_t n, std::int64_t k, Layout la, Layout lb,
+                        std::int64_t off = 0) {
+  auto at = [off](std::uintptr_t base) { return reinterpret_cast<float*>(base) + off; };
+  GemmArgs<float> g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = at(0x10000);
+  g.a_layout = la;
+  g.lda = la == Layout::col_major ? m : k;
+  g.b = at(0x20000);
+  g.b_layout = lb;
+  g.ldb = lb == Layout::col_major ? k : n;
+  g.c = at(0x30000);
+  g.ldc = m;
+  return g;
+}
+
+const Layout C = Layout::col_major, R = Layout::row_major;
+
+template <class Tag>
+bool nn_transposed(const GemmArgs<float>& g) {
+  return dev::nn_runs_transposed<float, Tag>(g);
+}
+template <class Tag>
+bool tn_on_b_copy(const GemmArgs<float>& g) {
+  return dev::tn_runs_on_b_copy<float, Tag>(g);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(nn_runs_transposed_from_k_4096_on_the_grid) {
+  using L = kern::LargeTag;
+  BOOST_TEST(nn_transposed<L>(product(4096, 4096, 4096, C, C)));
+  BOOST_TEST(!nn_transposed<L>(product(4096, 4096, 4095, C, C)));  // too shallow
+  BOOST_TEST(!nn_transposed<L>(product(4096, 4096, 4096, C, C, 1)));  // off the grid
+  GemmArgs<float> odd_ld = product(4096, 4096, 4096, C, C);
+  odd_ld.lda = 4097;
+  BOOST_TEST(!nn_transposed<L>(odd_ld));
+  for (Layout la : {C, R})
+    for (Layout lb : {C, R})
+      if (la != C || lb != C) BOOST_TEST(!nn_transposed<L>(product(4096, 4096, 4096, la, lb)));
+  // Only float's large tile has the path.
+  BOOST_TEST(!nn_transposed<kern::MediumTag>(product(4096, 4096, 4096, C, C)));
+  GemmArgs<double> d;
+  d.m = d.n = d.k = d.lda = d.ldb = d.ldc = 4096;
+  const bool double_transposed = dev::nn_runs_transposed<double, L>(d);
+  BOOST_TEST(!double_transposed);
+}
+
+BOOST_AUTO_TEST_CASE(tn_runs_on_a_copy_of_b_from_m_and_k_4096) {
+  using L = kern::LargeTag;
+  BOOST_TEST(tn_on_b_copy<L>(product(4096, 4096, 4096, R, C)));
+  BOOST_TEST(tn_on_b_copy<L>(product(8192, 1, 5000, R, C)));  // n plays no part
+  BOOST_TEST(!tn_on_b_copy<L>(product(4095, 4096, 4096, R, C)));  // m too small
+  BOOST_TEST(!tn_on_b_copy<L>(product(4096, 4096, 4095, R, C)));  // k too small
+  // op(A) off the grid: the TT kernel would load it element by element.
+  BOOST_TEST(!tn_on_b_copy<L>(product(4096, 4096, 4096, R, C, 1)));
+  GemmArgs<float> odd_lda = product(4096, 4096, 4096, R, C);
+  odd_lda.lda = 4097;
+  BOOST_TEST(!tn_on_b_copy<L>(odd_lda));
+  // op(B) off the grid is copied onto it: still taken.
+  GemmArgs<float> odd_ldb = product(4096, 4096, 4096, R, C);
+  odd_ldb.ldb = 4097;
+  BOOST_TEST(tn_on_b_copy<L>(odd_ldb));
+  for (Layout la : {C, R})
+    for (Layout lb : {C, R})
+      if (la != R || lb != C) BOOST_TEST(!tn_on_b_copy<L>(product(4096, 4096, 4096, la, lb)));
+  BOOST_TEST(!tn_on_b_copy<kern::MediumTag>(product(4096, 4096, 4096, R, C)));
+  BOOST_TEST(!tn_on_b_copy<kern::SmallTag>(product(4096, 4096, 4096, R, C)));
+}
+
+BOOST_AUTO_TEST_CASE(wave_fill_counts_the_last_wave) {
+  BOOST_TEST(dev::wave_fill(512, 132) == 512.0 / 528.0);
+  BOOST_TEST(dev::wave_fill(528, 132) == 1.0);
+  BOOST_TEST(dev::wave_fill(133, 132) == 133.0 / 264.0);
+  BOOST_TEST(dev::wave_fill(0, 132) == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(square_products_take_the_large_tile) {
+  for (std::int64_t n : {4096, 8192})
+    for (Layout la : {C, R})
+      for (Layout lb : {C, R})
+        BOOST_TEST(dev::choose_tiled_config(product(n, n, n, la, lb), kSms) == GemmConfig::large,
+                   n << " " << int(la) << int(lb));
+}
+
+// 4096 x 4224: 32 x 17 = 544 large tiles on C as given (a thin fifth wave),
+// 33 x 16 = 528 (four whole waves) on the transposed problem. Deep NN runs
+// transposed, so it keeps the large tile; NN at k = 1024, or off the grid,
+// and TN run as given and take medium (1056 tiles, eight whole waves).
+BOOST_AUTO_TEST_CASE(large_tiles_are_counted_as_the_product_runs) {
+  BOOST_TEST(dev::choose_tiled_config(product(4096, 4224, 4096, C, C), kSms) == GemmConfig::large);
+  BOOST_TEST(dev::choose_tiled_config(product(4096, 4224, 1024, C, C), kSms) == GemmConfig::medium);
+  BOOST_TEST(dev::choose_tiled_config(product(4096, 4224, 4096, C, C, 1), kSms) == GemmConfig::medium);
+  BOOST_TEST(dev::choose_tiled_config(product(4096, 4224, 4096, R, C), kSms) == GemmConfig::medium);
+  // The reverse: 33 x 16 = 528 as given, 32 x 17 = 544 transposed.
+  BOOST_TEST(dev::choose_tiled_config(product(4224, 4096, 4096, C, C), kSms) == GemmConfig::medium);
+  BOOST_TEST(dev::choose_tiled_config(product(4224, 4096, 4096, R, C), kSms) == GemmConfig::large);
+  // 4095 x 4097: large 32 x 17 = 544 tiles, medium 32 x 33 = 1056.
+  BOOST_TEST(dev::choose_tiled_config(product(4095, 4097, 511, C, C), kSms) == GemmConfig::medium);
+}
+
+BOOST_AUTO_TEST_CASE(few_tiles_take_split_k_or_small) {
+  BOOST_TEST(dev::choose_tiled_config(product(8192, 64, 8192, C, C), kSms) == GemmConfig::split_k);
+  BOOST_TEST(dev::choose_tiled_config(product(64, 8192, 8192, C, C), kSms) == GemmConfig::split_k);
+  BOOST_TEST(dev::choose_tiled_config(product(300, 300, 512, C, C), kSms) == GemmConfig::split_k);
+  BOOST_TEST(dev::choose_tiled_config(product(300, 300, 511, C, C), kSms) == GemmConfig::small);
+  BOOST_TEST(dev::choose_tiled_config(product(1, 1, 1, C, C), kSms) == GemmConfig::small);
+  // The tile count is weighed against the multiprocessors: 4 x 2 = 8 tiles.
+  BOOST_TEST(dev::choose_tiled_config(product(512, 512, 64, C, C), 8) == GemmConfig::large);
+  BOOST_TEST(dev::choose_tiled_config(product(512, 512, 64, C, C), 9) == GemmConfig::small);
+}
+
+BOOST_AUTO_TEST_CASE(scalars_without_a_medium_tile_keep_the_large_one) {
+  static_assert(dev::has_medium_tile<float>);
+  static_assert(!dev::has_medium_tile<double>);
+  static_assert(!dev::has_medium_tile<kern::cfloat>);
+  GemmArgs<double> d;
+  d.m = 4095;
+  d.n = 4097;
+  d.k = 511;
+  d.lda = d.ldc = 4095;
+  d.ldb = 511;
+  BOOST_TEST(dev::choose_tiled_config(d, kSms) == GemmConfig::large);
+}
