@@ -79,12 +79,13 @@ BOOST_AUTO_TEST_CASE(nn_runs_transposed_from_k_4096_on_the_grid) {
   BOOST_TEST(!double_transposed);
 }
 
-BOOST_AUTO_TEST_CASE(tn_runs_on_a_copy_of_b_from_m_and_k_4096) {
+BOOST_AUTO_TEST_CASE(tn_runs_on_a_copy_of_b_from_m_4096_and_k_1024) {
   using L = kern::LargeTag;
   BOOST_TEST(tn_on_b_copy<L>(product(4096, 4096, 4096, R, C)));
+  BOOST_TEST(tn_on_b_copy<L>(product(4096, 4096, 1024, R, C)));
   BOOST_TEST(tn_on_b_copy<L>(product(8192, 1, 5000, R, C)));  // n plays no part
   BOOST_TEST(!tn_on_b_copy<L>(product(4095, 4096, 4096, R, C)));  // m too small
-  BOOST_TEST(!tn_on_b_copy<L>(product(4096, 4096, 4095, R, C)));  // k too small
+  BOOST_TEST(!tn_on_b_copy<L>(product(4096, 4096, 1023, R, C)));  // k too small
   // op(A) off the grid: the TT kernel would load it element by element.
   BOOST_TEST(!tn_on_b_copy<L>(product(4096, 4096, 4096, R, C, 1)));
   GemmArgs<float> odd_lda = product(4096, 4096, 4096, R, C);
@@ -132,15 +133,28 @@ BOOST_AUTO_TEST_CASE(large_tiles_are_counted_as_the_product_runs) {
   BOOST_TEST(dev::choose_tiled_config(product(4095, 4097, 511, C, C), kSms) == GemmConfig::medium);
 }
 
-BOOST_AUTO_TEST_CASE(few_tiles_take_split_k_or_small) {
+// Fewer large tiles than multiprocessors: the large or the medium tile while
+// one of them fills at least min_tile_fill of a wave, else split_k (k from
+// 512) or small.
+BOOST_AUTO_TEST_CASE(one_wave_takes_a_tile_while_it_is_full_enough) {
+  // 16 x 8 = 128 large tiles (0.97 of a wave) against 256 medium (two waves).
+  BOOST_TEST(dev::choose_tiled_config(product(2048, 2048, 2048, C, C), kSms) == GemmConfig::large);
+  BOOST_TEST(dev::choose_tiled_config(product(2048, 2048, 1024, R, C), kSms) == GemmConfig::large);
+  // Transposed (NN, k = 4096): 16 x 6 = 96 large tiles (0.73); medium 12 x 16 = 192 (0.73 x 0.93).
+  BOOST_TEST(dev::choose_tiled_config(product(1536, 2048, 4096, C, C), kSms) == GemmConfig::large);
+  // 2048 x 1024 as run: 16 x 4 = 64 large tiles (0.48); medium 8 x 16 = 128 (0.97 x 0.93).
+  BOOST_TEST(dev::choose_tiled_config(product(1024, 2048, 4096, C, C), kSms) == GemmConfig::medium);
+  // Both below min_tile_fill.
   BOOST_TEST(dev::choose_tiled_config(product(8192, 64, 8192, C, C), kSms) == GemmConfig::split_k);
   BOOST_TEST(dev::choose_tiled_config(product(64, 8192, 8192, C, C), kSms) == GemmConfig::split_k);
   BOOST_TEST(dev::choose_tiled_config(product(300, 300, 512, C, C), kSms) == GemmConfig::split_k);
   BOOST_TEST(dev::choose_tiled_config(product(300, 300, 511, C, C), kSms) == GemmConfig::small);
   BOOST_TEST(dev::choose_tiled_config(product(1, 1, 1, C, C), kSms) == GemmConfig::small);
-  // The tile count is weighed against the multiprocessors: 4 x 2 = 8 tiles.
+  // The fills are taken against the multiprocessors: 4 x 2 = 8 large tiles,
+  // 4 x 4 = 16 medium ones.
   BOOST_TEST(dev::choose_tiled_config(product(512, 512, 64, C, C), 8) == GemmConfig::large);
-  BOOST_TEST(dev::choose_tiled_config(product(512, 512, 64, C, C), 9) == GemmConfig::small);
+  BOOST_TEST(dev::choose_tiled_config(product(512, 512, 64, C, C), 11) == GemmConfig::large);  // 0.73
+  BOOST_TEST(dev::choose_tiled_config(product(512, 512, 64, C, C), 12) == GemmConfig::small);  // 0.67
 }
 
 BOOST_AUTO_TEST_CASE(scalars_without_a_medium_tile_keep_the_large_one) {

@@ -529,7 +529,7 @@ BOOST_AUTO_TEST_CASE(nn_long_k_float) {
   run_jobs<S>(jobs);
 }
 
-// TN products from m = k = 4096 with op(A) on the 16-byte grid: float's
+// TN products from m = 4096 and k = 1024 with op(A) on the 16-byte grid: float's
 // large tile runs them on the TT layouts after copying op(B) transposed
 // (CopyBTransposed, device/gemm_operand_transpose.cuh): partial tiles on
 // both sides, n = 1, op(B) with odd leading dimensions (the copy puts it on
@@ -537,7 +537,7 @@ BOOST_AUTO_TEST_CASE(nn_long_k_float) {
 // configuration only, as nn_long_k_float.
 BOOST_AUTO_TEST_CASE(tn_on_b_copy_float) {
   using S = float;
-  const Index shapes[][4] = {{4096, 257, 4096, 0}, {4101, 33, 4100, 1}, {4096, 1, 4096, 3}, {4227, 130, 4099, 4}};
+  const Index shapes[][4] = {{4096, 257, 1024, 0}, {4101, 33, 4100, 1}, {4096, 1, 2048, 3}, {4227, 130, 1029, 4}};
   std::vector<Job> jobs;
   for (const auto& s : shapes)
     for (bool beta_is_zero : {true, false}) {

@@ -104,16 +104,18 @@ template <> struct RunTransposed<float, LargeTag, true, false> {
 // Layouts whose products the launch runs on another layout's schedule after
 // copying op(B) transposed (n-contiguous, row by row), where m >= min_m and
 // k >= min_k: float's large tile for TN (both operands k-contiguous), which
-// then runs as TT on the 4x2-warp schedule, 3-4 % faster than TN's own at
-// k = 4096 and 8192 (bench/NOTES-gemm.md, version 10). The copy moves the
-// k x n elements of op(B) once: its share of the product's time falls as 1/m.
+// then runs as TT on the 4x2-warp schedule. The copy moves the k x n
+// elements of op(B) once: its share of the product's time falls as 1/m.
+// Measured on the H100 (bench/NOTES-gemm.md, version 10), copy included:
+// +1.3 to +2.1 % at m = 4096 and 8192 for k from 1024 to 8192; even at
+// m = 2048, k = 4096.
 template <class T, class Tag, bool A_XC, bool B_XC> struct CopyBTransposed {
   static constexpr bool value = false;
   static constexpr long long min_m = 0, min_k = 0;
 };
 template <> struct CopyBTransposed<float, LargeTag, false, false> {
   static constexpr bool value = true;
-  static constexpr long long min_m = 4096, min_k = 4096;
+  static constexpr long long min_m = 4096, min_k = 1024;
 };
 
 // fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of

@@ -48,27 +48,33 @@ inline double wave_fill(std::int64_t tiles, std::int64_t slots) {
   return waves > 0 ? double(tiles) / double(waves * slots) : 0.0;
 }
 
-// The automatic choice among the SIMT configurations: `large` when its
-// tiles alone give every multiprocessor a block, or `medium` instead where
-// its fuller last wave outweighs its lower rate; otherwise split_k when k
-// is deep enough for two slices of plan_split_k's minimum; else `small`.
-// Large's tiles are counted on the problem as it runs (transposed where
-// nn_runs_transposed): 4096 x 4224 x 4096 NN fills whole waves that way.
+// A tile configuration whose blocks fill less than this share of one wave
+// gives way to split_k (or small): measured on the H100 (bench/NOTES-gemm.md,
+// version 10), the large tile at 0.73 of one wave (96 tiles on 132 SMs)
+// ran 18 % faster than split_k, at 0.48 (64 tiles) 40 % slower.
+inline constexpr double min_tile_fill = 0.7;
+
+// The automatic choice among the SIMT configurations: `large`, or `medium`
+// where its fuller last wave outweighs its lower rate, when the better of
+// the two keeps busy at least min_tile_fill of the block slots (always
+// when large's tiles give every multiprocessor a block); otherwise split_k
+// when k is deep enough for two slices of plan_split_k's minimum; else
+// `small`. Large's tiles are counted on the problem as it runs (transposed
+// where nn_runs_transposed): 4096 x 4224 x 4096 NN fills whole waves that way.
 template <class T>
 GemmConfig choose_tiled_config(const GemmArgs<T>& g, int sms) {
   using L = TileShape<T, LargeTag>;
   const GemmArgs<T> t = nn_runs_transposed<T, LargeTag>(g) ? transpose_problem(g) : g;
   const std::int64_t tiles = ceil_div(t.m, L::bm) * ceil_div(t.n, L::bn);
-  if (tiles >= sms) {
-    if constexpr (has_medium_tile<T>) {
-      using M = TileShape<T, typename MediumTileTag<T>::type>;
-      const std::int64_t m_tiles = ceil_div(g.m, M::bm) * ceil_div(g.n, M::bn);
-      if (M::relative_rate * wave_fill(m_tiles, std::int64_t(sms) * M::min_blocks) >
-          wave_fill(tiles, std::int64_t(sms) * L::min_blocks))
-        return GemmConfig::medium;
-    }
-    return GemmConfig::large;
+  const double large = wave_fill(tiles, std::int64_t(sms) * L::min_blocks);
+  double medium = 0.0;  // medium's fill weighed by its rate
+  if constexpr (has_medium_tile<T>) {
+    using M = TileShape<T, typename MediumTileTag<T>::type>;
+    const std::int64_t m_tiles = ceil_div(g.m, M::bm) * ceil_div(g.n, M::bn);
+    medium = M::relative_rate * wave_fill(m_tiles, std::int64_t(sms) * M::min_blocks);
   }
+  if (tiles >= sms || large >= min_tile_fill || medium >= min_tile_fill)
+    return medium > large ? GemmConfig::medium : GemmConfig::large;
   if (g.k >= 512) return GemmConfig::split_k;
   return GemmConfig::small;
 }
