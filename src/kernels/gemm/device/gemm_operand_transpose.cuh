@@ -18,7 +18,7 @@
 namespace egpu::kernels::device {
 
 template <class T>
-void transpose_matrix(const kernel::MatrixTranspose<T>& m, cudaStream_t stream) {
+void transpose_matrix(const kernel::MatrixCopy<T>& m, cudaStream_t stream) {
   const std::int64_t tiles = (m.rows + kernel::transpose_tile - 1) / kernel::transpose_tile *
                              ((m.cols + kernel::transpose_tile - 1) / kernel::transpose_tile);
   constexpr std::int64_t max_blocks = std::int64_t(1) << 20;  // blocks loop over the rest
@@ -41,7 +41,7 @@ bool with_b_copied_by_rows(const GemmArgs<T>& g, cudaStream_t stream, Run&& run)
   } catch (const egpu::error&) {
     return false;
   }
-  transpose_matrix(kernel::MatrixTranspose<T>{g.b, g.ldb, buffer.as<T>(), ld, g.k, g.n}, stream);
+  transpose_matrix(kernel::MatrixCopy<T>{g.b, g.ldb, buffer.as<T>(), ld, g.k, g.n}, stream);
   GemmArgs<T> h = g;
   h.b = buffer.as<T>();
   h.ldb = ld;

@@ -1,31 +1,25 @@
 // dst = src^T for column-major matrices between any leading dimensions:
-// src is rows x cols, dst cols x rows, dst(j, i) = src(i, j). A block moves
-// one 32 x 32 tile at a time through shared memory, so that a warp reads a
-// run of 32 consecutive elements of one column of src and writes a run of
-// 32 consecutive elements of one column of dst (both coalesced); the tile's
-// extra column puts the 32 elements a warp reads across the tile in 32
-// different banks. Blocks loop over the tiles, so any size fits the grid.
+// src is m.rows x m.cols, dst m.cols x m.rows, dst(j, i) = src(i, j) (the
+// descriptor of copy_matrix_kernel). A block moves one 32 x 32 tile at a
+// time through shared memory, so that a warp reads a run of 32 consecutive
+// elements of one column of src and writes a run of 32 consecutive elements
+// of one column of dst (both coalesced); the tile's extra column puts the
+// 32 elements a warp reads across the tile in 32 different banks. Blocks
+// loop over the tiles, so any size fits the grid.
 #pragma once
 
 #include <cstdint>
 
-namespace egpu::kernels::kernel {
+#include "kernels/gemm/kernel/copy_matrix_kernel.cuh"  // MatrixCopy
 
-template <class T>
-struct MatrixTranspose {
-  const T* src;
-  std::int64_t ld_src;
-  T* dst;
-  std::int64_t ld_dst;
-  std::int64_t rows, cols;  // of src
-};
+namespace egpu::kernels::kernel {
 
 constexpr int transpose_tile = 32;
 constexpr int transpose_threads = 256;  // 32 x 8: each thread moves 4 elements of a tile
 constexpr int transpose_passes = transpose_tile * transpose_tile / transpose_threads;
 
 template <class T>
-__global__ void __launch_bounds__(transpose_threads) transpose_matrix_kernel(const MatrixTranspose<T> m) {
+__global__ void __launch_bounds__(transpose_threads) transpose_matrix_kernel(const MatrixCopy<T> m) {
   __shared__ T tile[transpose_tile][transpose_tile + 1];
   constexpr int step = transpose_threads / transpose_tile;  // rows of the tile per pass
   const int lane = int(threadIdx.x) % transpose_tile, row = int(threadIdx.x) / transpose_tile;
