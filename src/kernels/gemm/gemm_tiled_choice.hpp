@@ -14,10 +14,11 @@
 
 namespace egpu::kernels::device {
 
-// A plain NN product (no k-slices, C as given) that the tile runs
-// transposed (RunTransposed), deep enough in k for the transposed C store
-// not to matter and with its operands on the 16-byte load grid:
-// C^T = B^T A^T on the TT layouts, C stored row by row (kernel C_ROWS).
+// An NN product that the tile runs transposed (RunTransposed), deep enough
+// in k for the transposed C store not to matter and with its operands on
+// the 16-byte load grid: C^T = B^T A^T on the TT layouts, C stored row by
+// row (kernel C_ROWS). Only plain launches (no k-slices, C as given) are
+// rewritten: launch_tiled tests that before asking.
 template <class T, class Tag>
 bool nn_runs_transposed(const GemmArgs<T>& g) {
   using RT = RunTransposed<T, Tag, true, false>;
@@ -49,14 +50,15 @@ inline double wave_fill(std::int64_t tiles, std::int64_t slots) {
 }
 
 // A tile configuration whose blocks fill less than this share of one wave
-// gives way to split_k (or small): measured on the H100 (bench/NOTES-gemm.md,
+// (medium's weighed by its rate) gives way to split_k (or small): measured on the H100 (bench/NOTES-gemm.md,
 // version 10), the large tile at 0.73 of one wave (96 tiles on 132 SMs)
 // ran 18 % faster than split_k, at 0.48 (64 tiles) 40 % slower.
 inline constexpr double min_tile_fill = 0.7;
 
 // The automatic choice among the SIMT configurations: `large`, or `medium`
 // where its fuller last wave outweighs its lower rate, when the better of
-// the two keeps busy at least min_tile_fill of the block slots (always
+// the two scores at least min_tile_fill, the score being the share of the
+// block slots its blocks keep busy, times relative_rate for medium (always
 // when large's tiles give every multiprocessor a block); otherwise split_k
 // when k is deep enough for two slices of plan_split_k's minimum; else
 // `small`. Large's tiles are counted on the problem as it runs (transposed
