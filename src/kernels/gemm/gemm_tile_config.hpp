@@ -155,6 +155,14 @@ template <> struct SkinnyTileTag<float> { using type = SkinnyTag; };
 
 constexpr int cmin(int a, int b) { return a < b ? a : b; }
 
+// Elements of T per global load of an operand tile's 16-byte path
+// (block::TileLoader), for a tile bx wide and bk deep moved by `threads`
+// threads: at most 16 bytes, a thread's share of the tile and the depth.
+template <class T>
+constexpr int tile_load_vector(int bx, int bk, int threads) {
+  return cmin(cmin(sizeof(T) >= 16 ? 1 : int(16 / sizeof(T)), bx * bk / threads), bk);
+}
+
 // Everything the kernel derives from a configuration.
 template <class T, class Tag>
 struct TileShape : TileConfig<T, Tag> {
@@ -167,10 +175,9 @@ struct TileShape : TileConfig<T, Tag> {
   static constexpr int lanes_m = wm / Cfg::tm, lanes_n = wn / Cfg::tn;
   // Widest shared/global access: 16 bytes, in elements of T.
   static constexpr int vec = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
-  // Vector widths of the 16-byte global-load path for op(A) and op(B)
-  // (block::TileLoader): at most a thread's share of the tile and its depth.
-  static constexpr int vec_a = cmin(cmin(vec, Cfg::bm * Cfg::bk / threads), Cfg::bk);
-  static constexpr int vec_b = cmin(cmin(vec, Cfg::bn * Cfg::bk / threads), Cfg::bk);
+  // Vector widths of the 16-byte global-load path for op(A) and op(B).
+  static constexpr int vec_a = tile_load_vector<T>(Cfg::bm, Cfg::bk, threads);
+  static constexpr int vec_b = tile_load_vector<T>(Cfg::bn, Cfg::bk, threads);
 
   static_assert(Cfg::bm % Cfg::tm == 0 && Cfg::bn % Cfg::tn == 0, "tile not divisible");
   static_assert(threads % 32 == 0 && threads <= 1024, "thread count");

@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-#include "kernels/gemm/gemm_tile_config.hpp"  // cmin
+#include "kernels/gemm/gemm_tile_config.hpp"  // tile_load_vector
 #include "kernels/gemm/thread/scalar_ops.cuh"
 
 namespace egpu::kernels::block {
@@ -33,8 +33,7 @@ namespace egpu::kernels::block {
 template <class T, int BX, int BK, int THREADS, bool XC, bool VEC>
 struct TileLoader {
   static constexpr int per_thread = BX * BK / THREADS;
-  static constexpr int vec_max = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
-  static constexpr int V = cmin(cmin(vec_max, per_thread), BK);  // powers of two: divides BX, BK
+  static constexpr int V = tile_load_vector<T>(BX, BK, THREADS);  // powers of two: divides BX, BK
   static constexpr int NV = per_thread / V;
   static_assert(per_thread % V == 0 && BX % V == 0 && BK % V == 0, "vector split");
   // !VEC: a warp's lanes run along the contiguous direction, whole lines of

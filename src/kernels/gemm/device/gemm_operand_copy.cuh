@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "egpu/error.hpp"
 #include "kernels/gemm/device/gemm_mma_launch.cuh"
+#include "kernels/gemm/device/operand_buffer.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_mma_config.hpp"
 #include "kernels/gemm/kernel/copy_matrix_kernel.cuh"
@@ -66,20 +66,17 @@ void copy_matrices(const kernel::MatrixCopy<T> (&m)[2], int count, cudaStream_t 
 // where that memory cannot be had, runs g as it is.
 template <class T, class Run>
 void with_operands_on_grid(const GemmArgs<T>& g, cudaStream_t stream, Run&& run) {
-  constexpr std::int64_t V = 16 / sizeof(T);
   const bool copy_a = !mma_vector_ok(g.a, g.lda), copy_b = !mma_vector_ok(g.b, g.ldb);
   if (!copy_a && !copy_b) {
     run(g);
     return;
   }
   const StoredMatrix sa = stored_a(g), sb = stored_b(g);
-  const std::int64_t lda = (sa.rows + V - 1) / V * V, ldb = (sb.rows + V - 1) / V * V;
+  const std::int64_t lda = grid_ld<T>(sa.rows), ldb = grid_ld<T>(sb.rows);
   const std::size_t elems_a = copy_a ? std::size_t(lda * sa.cols) : 0;
   const std::size_t elems_b = copy_b ? std::size_t(ldb * sb.cols) : 0;
-  runtime::DeviceBuffer buffer;
-  try {
-    buffer = runtime::DeviceBuffer((elems_a + elems_b) * sizeof(T), stream);
-  } catch (const egpu::error&) {
+  const runtime::DeviceBuffer buffer = try_operand_buffer((elems_a + elems_b) * sizeof(T), stream);
+  if (buffer.get() == nullptr) {
     run(g);  // the element map needs no memory
     return;
   }
@@ -92,7 +89,7 @@ void with_operands_on_grid(const GemmArgs<T>& g, cudaStream_t stream, Run&& run)
     copies[count++] = {g.a, g.lda, buffer.as<T>(), lda, sa.rows, sa.cols};
   }
   if (copy_b) {
-    h.b = buffer.as<T>() + elems_a;  // elems_a: a multiple of V
+    h.b = buffer.as<T>() + elems_a;  // elems_a: a multiple of the vector
     h.ldb = ldb;
     copies[count++] = {g.b, g.ldb, buffer.as<T>() + elems_a, ldb, sb.rows, sb.cols};
   }

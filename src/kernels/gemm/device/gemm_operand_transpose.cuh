@@ -9,11 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "egpu/error.hpp"
+#include "kernels/gemm/device/operand_buffer.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/kernel/transpose_matrix_kernel.cuh"
 #include "runtime/cuda_check.hpp"
-#include "runtime/device_buffer.hpp"
 
 namespace egpu::kernels::device {
 
@@ -33,14 +32,9 @@ void transpose_matrix(const kernel::MatrixCopy<T>& m, cudaStream_t stream) {
 // Returns false, having run nothing, where that memory cannot be had.
 template <class T, class Run>
 bool with_b_copied_by_rows(const GemmArgs<T>& g, cudaStream_t stream, Run&& run) {
-  constexpr std::int64_t V = sizeof(T) >= 16 ? 1 : std::int64_t(16 / sizeof(T));
-  const std::int64_t ld = (g.n + V - 1) / V * V;
-  runtime::DeviceBuffer buffer;
-  try {
-    buffer = runtime::DeviceBuffer(std::size_t(ld) * std::size_t(g.k) * sizeof(T), stream);
-  } catch (const egpu::error&) {
-    return false;
-  }
+  const std::int64_t ld = grid_ld<T>(g.n);
+  const runtime::DeviceBuffer buffer = try_operand_buffer(std::size_t(ld) * std::size_t(g.k) * sizeof(T), stream);
+  if (buffer.get() == nullptr) return false;
   transpose_matrix(kernel::MatrixCopy<T>{g.b, g.ldb, buffer.as<T>(), ld, g.k, g.n}, stream);
   GemmArgs<T> h = g;
   h.b = buffer.as<T>();

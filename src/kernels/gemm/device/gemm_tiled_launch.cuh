@@ -37,9 +37,6 @@ struct TiledLaunchExtras {
 template <class T, class Tag>
 void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunchExtras& x_in = {}) {
   using S = TileShape<T, Tag>;
-  static_assert(block::TileLoader<T, S::bm, S::bk, S::threads, true, true>::V == S::vec_a &&
-                    block::TileLoader<T, S::bn, S::bk, S::threads, true, true>::V == S::vec_b,
-                "the loaders' vector widths are the shape's");
   // Scalars whose groups are single elements have one map only.
   constexpr bool has_scalar_map = S::vec_a > 1 || S::vec_b > 1;
 
