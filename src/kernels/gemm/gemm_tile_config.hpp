@@ -107,8 +107,8 @@ template <> struct RunTransposed<float, LargeTag, true, false> {
 // then runs as TT on the 4x2-warp schedule. The copy moves the k x n
 // elements of op(B) once: its share of the product's time falls as 1/m.
 // Measured on the H100 (bench/NOTES-gemm.md, version 10), copy included:
-// +1.3 to +2.1 % at m = 4096 and 8192 for k from 1024 to 8192; even at
-// m = 2048, k = 4096.
+// +1.3 to +2.1 % at m = 4096 and 8192 for k from 1024 to 8192, none at
+// m = 2048.
 template <class T, class Tag, bool A_XC, bool B_XC> struct CopyBTransposed {
   static constexpr bool value = false;
   static constexpr long long min_m = 0, min_k = 0;
@@ -155,12 +155,17 @@ template <> struct SkinnyTileTag<float> { using type = SkinnyTag; };
 
 constexpr int cmin(int a, int b) { return a < b ? a : b; }
 
+// Elements of T in one 16-byte vector, the widest global and shared access
+// (1 for the 16-byte complex<double>).
+template <class T>
+inline constexpr int vector_elems = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+
 // Elements of T per global load of an operand tile's 16-byte path
 // (block::TileLoader), for a tile bx wide and bk deep moved by `threads`
 // threads: at most 16 bytes, a thread's share of the tile and the depth.
 template <class T>
 constexpr int tile_load_vector(int bx, int bk, int threads) {
-  return cmin(cmin(sizeof(T) >= 16 ? 1 : int(16 / sizeof(T)), bx * bk / threads), bk);
+  return cmin(cmin(vector_elems<T>, bx * bk / threads), bk);
 }
 
 // Everything the kernel derives from a configuration.
@@ -173,8 +178,7 @@ struct TileShape : TileConfig<T, Tag> {
   static constexpr int warps_n = threads / 32 / Cfg::warps_m;
   static constexpr int wm = Cfg::bm / Cfg::warps_m, wn = Cfg::bn / warps_n;  // warp sub-tile
   static constexpr int lanes_m = wm / Cfg::tm, lanes_n = wn / Cfg::tn;
-  // Widest shared/global access: 16 bytes, in elements of T.
-  static constexpr int vec = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+  static constexpr int vec = vector_elems<T>;  // widest shared/global access
   // Vector widths of the 16-byte global-load path for op(A) and op(B).
   static constexpr int vec_a = tile_load_vector<T>(Cfg::bm, Cfg::bk, threads);
   static constexpr int vec_b = tile_load_vector<T>(Cfg::bn, Cfg::bk, threads);

@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "kernels/gemm/block/async_copy.cuh"
+#include "kernels/gemm/gemm_tile_config.hpp"  // vector_elems
 
 namespace egpu::kernels::block {
 
@@ -44,7 +45,7 @@ constexpr int pad_of() {
 
 template <class T, int BX, int BK, int THREADS, bool KCONTIG, bool ELEMENTS = false>
 struct AsyncTileLoader {
-  static constexpr int V = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+  static constexpr int V = vector_elems<T>;
   static constexpr int rows = KCONTIG ? BX : BK;  // shared tile rows
   static constexpr int cols = KCONTIG ? BK : BX;  // contiguous direction
   static constexpr int ld = cols + pad_of<T, KCONTIG>();

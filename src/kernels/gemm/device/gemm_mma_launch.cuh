@@ -14,6 +14,7 @@
 #include "kernels/gemm/device/product_params.cuh"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_mma_config.hpp"
+#include "kernels/gemm/gemm_tile_config.hpp"  // vector_elems
 #include "kernels/gemm/kernel/gemm_mma_kernel.cuh"
 #include "runtime/cuda_check.hpp"
 #include "runtime/current_device.hpp"
@@ -24,8 +25,7 @@ namespace egpu::kernels::device {
 // and every line along the strided direction to start on a 16-byte boundary.
 template <class T>
 bool mma_vector_ok(const T* ptr, std::int64_t ld) {
-  constexpr int V = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
-  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % V == 0;
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % vector_elems<T> == 0;
 }
 
 template <class T, class Tag, MathMode M, bool AK, bool BK, bool EL, bool CHAINED>

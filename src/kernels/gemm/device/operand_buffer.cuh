@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "egpu/error.hpp"
+#include "kernels/gemm/gemm_tile_config.hpp"  // vector_elems
 #include "runtime/device_buffer.hpp"
 
 namespace egpu::kernels::device {
@@ -17,7 +18,7 @@ namespace egpu::kernels::device {
 // `rows` rounded up to a whole number of 16-byte vectors of T.
 template <class T>
 std::int64_t grid_ld(std::int64_t rows) {
-  constexpr std::int64_t V = sizeof(T) >= 16 ? 1 : std::int64_t(16 / sizeof(T));
+  constexpr std::int64_t V = vector_elems<T>;
   return (rows + V - 1) / V * V;
 }
 

@@ -23,7 +23,7 @@ struct MatrixCopy {
   std::int64_t ld_src;
   T* dst;
   std::int64_t ld_dst;
-  std::int64_t rows, cols;  // of src (and of dst, but for transpose_matrix_kernel's dst^T)
+  std::int64_t rows, cols;  // of src; transpose_matrix_kernel's dst is cols x rows
 };
 
 constexpr int copy_threads = 256;
