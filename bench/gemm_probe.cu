@@ -20,6 +20,8 @@
 //   ./build-probe/gemm_probe --gaps    fp64 tile candidates, float odd and skinny shapes
 //   ./build-probe/gemm_probe --nn      float NN timings (the transposed run)
 //   ./build-probe/gemm_probe --tn      float TN timings (TT on a transposed copy of B)
+//   ./build-probe/gemm_probe --nt      float tiles: cp.async operand copies against registers
+//                                      (--nt-check: the checks only)
 //   ./build-probe/gemm_probe --x3      tf32x3 tiles and operand copies: checks, timings vs SGEMM
 //   ./build-probe/gemm_probe --gaps-profile  float medium tile and cuBLAS on 4095x4097x511 (for ncu)
 // Exits nonzero on any correctness failure.
@@ -1274,6 +1276,106 @@ void time_tn() {
   CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
 }
 
+// ---- exact fp32 with cp.async for x-contiguous operands (--nt) ---------------------
+// The library's float tiles copy their x-contiguous operands into shared
+// memory by cp.async (TileDims' ASYNC_XC, block/async_xc_tile_loader.cuh;
+// LayoutTile picks the schedule per layout). Timed in turn against cuBLAS:
+// the automatic choice, the same tile on the register path (Reg*: the
+// tiles before the async copies) and the other schedules of the large tile
+// with the async copies (4x2 warps, early or late hand-over).
+struct RegLarge {};   // LargeTag on the register path (NN)
+struct RegLate {};    // LargeLateTag on the register path (TN, NT)
+struct RegW4 {};      // 4x2 warps, early hand-over, register path (TT)
+struct RegMedium {};  // MediumTag on the register path
+struct RegSkinny {};  // SkinnyTag (the register path on every layout)
+struct AsyncW4 {};      // 4x2 warps, early hand-over, async copies
+struct AsyncW4Late {};  // 4x2 warps, late hand-over, async copies
+namespace egpu::kernels {
+template <> struct TileConfig<float, RegLarge>
+    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, true, true, true> {};
+template <> struct TileConfig<float, RegLate>
+    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, false, true, true> {};
+template <> struct TileConfig<float, RegW4>
+    : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, true, true, true> {};
+template <> struct TileConfig<float, RegMedium>
+    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true, true> {};
+template <> struct TileConfig<float, RegSkinny> : TileConfig<float, SkinnyTag> {};
+template <> struct TileConfig<float, AsyncW4>
+    : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, true, true, true, true> {};
+template <> struct TileConfig<float, AsyncW4Late>
+    : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, false, true, true, true> {};
+}  // namespace egpu::kernels
+
+template <class Tag>
+std::pair<std::string, std::function<void()>> tag_launcher(const char* name, const GemmArgs<float>& g) {
+  return {name, [&g] { device::launch_tiled<float, Tag>(g, nullptr); }};
+}
+
+void time_nt() {
+  CB(cublasSetMathMode(g_handle, CUBLAS_DEFAULT_MATH));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const Layout C = Layout::col_major, R = Layout::row_major;
+  enum Set { large, nn_plain, medium, skinny };
+  struct Shape { i64 m, n, k; Layout la, lb; const char* op; Set set; };
+  const Shape shapes[] = {
+      {4096, 4096, 4096, C, R, "NT", large},    {8192, 8192, 8192, C, R, "NT", large},
+      {4224, 4096, 4096, C, R, "NT", large},    {4096, 4096, 4096, R, R, "TT", large},
+      {8192, 8192, 8192, R, R, "TT", large},    {4096, 4096, 4096, C, C, "NN", large},
+      {8192, 8192, 8192, C, C, "NN", large},    {4096, 4096, 1024, C, C, "NN", nn_plain},
+      {8192, 8192, 2048, C, C, "NN", nn_plain}, {1024, 2048, 4096, C, C, "NN", medium},
+      {1024, 2048, 4096, C, R, "NT", medium},   {1024, 2048, 4096, R, R, "TT", medium},
+      {1024, 2048, 4096, R, C, "TN", medium},   {4224, 4096, 4096, C, C, "NN", medium},
+      {8192, 64, 8192, C, C, "NN", skinny},     {64, 8192, 8192, C, C, "NN", skinny},
+      {8192, 64, 8192, C, R, "NT", skinny}};
+  for (const Shape& sh : shapes) {
+    DeviceProblem<float> pr(sh.m, sh.n, sh.k, sh.la, sh.lb);
+    GemmArgs<float>& g = pr.g;
+    const bool a_xc = sh.la == C, b_xc = sh.lb == R;
+    std::vector<std::pair<std::string, std::function<void()>>> fs{cublas_launcher(g)};
+    fs.push_back({"automatic", [&g] { gemm_tiled(g, nullptr, GemmConfig::automatic); }});
+    if (sh.set == large && !(a_xc && !b_xc)) {
+      if (b_xc && !a_xc)
+        fs.push_back(tag_launcher<RegW4>("register-w4", g));
+      else
+        fs.push_back(tag_launcher<RegLate>("register-late", g));
+      fs.push_back(tag_launcher<AsyncW4>("async-w4", g));
+      fs.push_back(tag_launcher<AsyncW4Late>("async-w4-late", g));
+    } else if (sh.set == large || sh.set == nn_plain) {  // NN (transposed as TT where k >= 4096)
+      fs.push_back(tag_launcher<RegLarge>("register-nn", g));
+    } else if (sh.set == medium) {
+      fs.push_back(tag_launcher<RegMedium>("register-medium", g));
+    } else {
+      fs.push_back({"register-skinny",
+                    [&g, sms] { device::launch_tiled_split_k<float, RegSkinny>(g, nullptr, sms); }});
+    }
+    char head[96];
+    std::snprintf(head, sizeof head, "%s %5lldx%5lldx%5lld", sh.op, (long long)sh.m, (long long)sh.n,
+                  (long long)sh.k);
+    time_interleaved(head, pr.flops, fs);
+  }
+  CB(cublasSetMathMode(g_handle, CUBLAS_PEDANTIC_MATH));
+}
+
+// Checks the tiles only this mode launches (the library's are --check's and
+// gemm_kernel_config_test's).
+int nt_main(bool time) {
+  int failures = 0;
+  auto report = [&](const char* name, const Stats& st) {
+    std::printf("CHECK float %-14s cases %d failures %d\n", name, st.cases, st.failures);
+    failures += st.failures;
+  };
+  report("register-nn", check_variant<float, RegLarge>(false));
+  report("register-late", check_variant<float, RegLate>(false));
+  report("register-w4", check_variant<float, RegW4>(false));
+  report("register-medium", check_variant<float, RegMedium>(false));
+  report("async-w4", check_variant<float, AsyncW4>(false));
+  report("async-w4-late", check_variant<float, AsyncW4Late>(false));
+  if (time) time_nt();
+  std::printf("%s (%d failures)\n", failures ? "NT CHECKS FAILED" : "NT CHECKS PASSED", failures);
+  return failures ? 1 : 0;
+}
+
 // ---- tf32x3 tiles and operand copies (--x3) ------------------------------------
 // The library's tf32x3 large tile (128x64, two blocks per SM) beside its
 // version-5 tile (MmaExp1: 128x128, one block per SM) and a 64x128 one
@@ -1473,6 +1575,11 @@ int main(int argc, char** argv) {
     time_tn();
     CB(cublasDestroy(g_handle));
     return 0;
+  }
+  if (argc > 1 && (!std::strcmp(argv[1], "--nt") || !std::strcmp(argv[1], "--nt-check"))) {
+    const int rc = nt_main(!std::strcmp(argv[1], "--nt"));
+    CB(cublasDestroy(g_handle));
+    return rc;
   }
   if (argc > 1 && !std::strcmp(argv[1], "--chain")) {
     const int rc = chain_main();

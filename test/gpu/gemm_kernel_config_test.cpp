@@ -562,6 +562,51 @@ BOOST_AUTO_TEST_CASE(tn_on_b_copy_float) {
   run_jobs<S>(jobs);
 }
 
+// Products with an x-contiguous operand on the 16-byte grid (NN, NT, TT):
+// float's tiles copy x-contiguous operands into shared memory with cp.async
+// (ASYNC_XC, block/async_xc_tile_loader.cuh; which tile runs which layout
+// is LayoutTile's), checked at the matrix edges by source size. Partial
+// tiles on both sides with m and n off the vector width (a group of four
+// copied in part), k below and off the stage depth, m = 1, n = 1 and
+// skinny shapes, aligned and odd ldc, both beta modes; the large, medium
+// and split_k configurations on the same data. float only, as
+// nn_long_k_float.
+template <class Tag, bool A_XC, bool B_XC>
+constexpr bool async_on_layout = kern::TileShape<float, typename kern::LayoutTile<float, Tag, A_XC, B_XC>::type>::async_xc;
+
+BOOST_AUTO_TEST_CASE(x_contiguous_async_float) {
+  using S = float;
+  static_assert(async_on_layout<kern::LargeTag, true, false> && async_on_layout<kern::LargeTag, true, true> &&
+                    async_on_layout<kern::LargeTag, false, true> && async_on_layout<kern::MediumTag, true, false> &&
+                    async_on_layout<kern::MediumTag, true, true> && async_on_layout<kern::MediumTag, false, true> &&
+                    async_on_layout<kern::SkinnyTag, true, false> && async_on_layout<kern::SkinnyTag, true, true>,
+                "the layouts tested take the async copies");
+  const Index shapes[][4] = {{301, 259, 37, 0}, {129, 383, 8, 1}, {1, 130, 100, 3},   {258, 1, 9, 0},
+                             {128, 256, 16, 4}, {7, 262, 3, 1},   {517, 33, 700, 0}, {1000, 64, 301, 1}};
+  const std::vector<Variant> variants = {
+      {MathMode::exact, GemmConfig::large}, {MathMode::exact, GemmConfig::medium}, {MathMode::exact, GemmConfig::split_k}};
+  const Layout layouts[][2] = {{Layout::col_major, Layout::col_major},
+                               {Layout::col_major, Layout::row_major},
+                               {Layout::row_major, Layout::row_major}};
+  std::vector<Job> jobs;
+  for (const auto& s : shapes)
+    for (const auto& l : layouts)
+      for (bool beta_is_zero : {true, false}) {
+        Case c = random_case<S>(s[0], s[1], s[2]);
+        c.a_layout = l[0];
+        c.b_layout = l[1];
+        const Index a_rows = l[0] == Layout::col_major ? s[0] : s[2];
+        const Index b_rows = l[1] == Layout::row_major ? s[1] : s[2];
+        c.lda_pad = (4 - a_rows % 4) % 4 + 4 * pick(0, 1);  // ld a multiple of 4
+        c.ldb_pad = (4 - b_rows % 4) % 4 + 4 * pick(0, 1);
+        c.ldc_pad = s[3];
+        c.offset = 0;
+        c.beta_is_zero = beta_is_zero;
+        jobs.push_back({c, variants});
+      }
+  run_jobs<S>(jobs);
+}
+
 // Float tensor-core products with m and n from operand_copy_min_side
 // and an operand off the 16-byte grid, which gemm_mma copies onto the
 // grid first (device/gemm_operand_copy.cuh): A and B off it, A only, B only

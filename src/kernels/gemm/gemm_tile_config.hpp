@@ -6,6 +6,8 @@
 // thread and lane arrangement. Plain C++ so host code can read the shapes.
 #pragma once
 
+#include <type_traits>
+
 #include "common/complex.hpp"
 
 namespace egpu::kernels {
@@ -45,9 +47,12 @@ enum class UpdateOrder { rows_outer, paired };
 // of four: half the fragment traffic for A with the default map.
 // STEADY_LOOP: interior tiles run the stages whose successor is whole in a
 // loop of their own, with untested global loads (kernel/gemm_tiled_kernel.cuh).
+// ASYNC_XC: x-contiguous operands on the 16-byte grid are copied into shared
+// memory with cp.async (block/async_xc_tile_loader.cuh) instead of through
+// registers; real scalars only.
 template <int BM, int BN, int BK, int TM, int TN, int MIN_BLOCKS, int WARPS_M = 1,
           UpdateOrder ORDER = UpdateOrder::rows_outer, bool EARLY_HANDOVER = false,
-          bool PAIRED_LANES = false, bool STEADY_LOOP = false>
+          bool PAIRED_LANES = false, bool STEADY_LOOP = false, bool ASYNC_XC = false>
 struct TileDims {
   static constexpr int bm = BM, bn = BN, bk = BK;  // block tile
   static constexpr int tm = TM, tn = TN;           // register micro-tile per thread
@@ -57,38 +62,30 @@ struct TileDims {
   static constexpr bool early_handover = EARLY_HANDOVER;
   static constexpr bool paired_lanes = PAIRED_LANES;
   static constexpr bool steady_loop = STEADY_LOOP;
+  static constexpr bool async_xc = ASYNC_XC;
 };
 
 template <class T, class Tag> struct TileConfig;
 
 // fp32: 128x256x8 block, 8x16 outputs per thread, 256 threads, one block
 // per SM (no register cap below 255), 2x4 warps of 64x64, paired update
-// order, early hand-over, paired lanes, steady-state loop.
+// order, early hand-over, paired lanes, steady-state loop, x-contiguous
+// operands copied into shared memory by cp.async. The launch runs it for
+// NN (op(A) by cp.async) and LargeLateTag for the other layouts
+// (LayoutTile below).
 template <> struct TileConfig<float, LargeTag>
-    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, true, true, true> {};
-// Schedules of the fp32 large tile tuned for some operand layouts (the
-// launch picks them through LayoutTile below): the same block tile, thread
-// count and vector widths.
-struct LargeLateTag {};  // hand-over after the last step
-struct LargeW4Tag {};    // 4x2 warps of 32x128
+    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, true, true, true, true> {};
+// The large tile with the hand-over after the last step: TN, NT and TT
+// (TT's op(B) and both of NT's operands by cp.async; TN has no x-contiguous
+// operand).
+struct LargeLateTag {};
 template <> struct TileConfig<float, LargeLateTag>
-    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, false, true, true> {};
-template <> struct TileConfig<float, LargeW4Tag>
-    : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, true, true, true> {};
-
-// The configuration a tag runs for one pair of operand layouts (A_XC, B_XC:
-// operand x-contiguous, kernel/gemm_tiled_kernel.cuh): the tag's own but for
-// float's large tile, whose schedule was timed per layout (bench/
-// NOTES-gemm.md): hand-over after the last step when both operands share
-// their contiguous direction (op(A) op(B) = TN, NT), 4x2 warps for TT.
-template <class T, class Tag, bool A_XC, bool B_XC> struct LayoutTile { using type = Tag; };
-template <bool XC> struct LayoutTile<float, LargeTag, XC, XC> { using type = LargeLateTag; };
-template <> struct LayoutTile<float, LargeTag, false, true> { using type = LargeW4Tag; };
+    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, false, true, true, true> {};
 
 // Layouts whose products the launch runs transposed, C^T = op(B)^T op(A)^T
 // on the mirrored layouts and their schedule, with C stored row by row
 // (element by element), where k >= min_k: float's large tile for NN, whose
-// mirror TT runs 2-3 % faster on the 4x2-warp schedule, stores included, at
+// mirror TT runs 2-3 % faster on its own schedule, stores included, at
 // k = 4096 and 8192 (bench/NOTES-gemm.md, version 5). The row store writes
 // each 32-byte sector in pieces; with the stores' share of the time growing
 // as k shrinks, 8192x8192x64 ran at half the rate of the plain NN kernel.
@@ -104,7 +101,7 @@ template <> struct RunTransposed<float, LargeTag, true, false> {
 // Layouts whose products the launch runs on another layout's schedule after
 // copying op(B) transposed (n-contiguous, row by row), where m >= min_m and
 // k >= min_k: float's large tile for TN (both operands k-contiguous), which
-// then runs as TT on the 4x2-warp schedule. The copy moves the k x n
+// then runs as TT on TT's schedule. The copy moves the k x n
 // elements of op(B) once: its share of the product's time falls as 1/m.
 // Measured on the H100 (bench/NOTES-gemm.md, version 10), copy included:
 // +1.3 to +2.1 % at m = 4096 and 8192 for k from 1024 to 8192, none at
@@ -119,13 +116,18 @@ template <> struct CopyBTransposed<float, LargeTag, false, false> {
 };
 
 // fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of
-// 64x32, paired update order, early hand-over, paired lanes, steady loop.
+// 64x32, paired update order, early hand-over, paired lanes, steady loop,
+// x-contiguous operands by cp.async; MediumLateTag (the hand-over after the
+// last step) for the layouts with an x-contiguous operand (LayoutTile).
 // Its rate relative to the large tile on whole waves (bench/NOTES-gemm.md)
 // weighs it against the large tile's last-wave fill in the automatic choice.
 template <> struct TileConfig<float, MediumTag>
-    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true, true> {
+    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true, true, true> {
   static constexpr double relative_rate = 0.93;
 };
+struct MediumLateTag {};
+template <> struct TileConfig<float, MediumLateTag>
+    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, false, true, true, true> {};
 // The tile GemmConfig::medium runs: the large one but for float.
 template <class T> struct MediumTileTag { using type = LargeTag; };
 template <> struct MediumTileTag<float> { using type = MediumTag; };
@@ -150,8 +152,32 @@ template <class T> struct TileConfig<T, SmallTag> : TileDims<32, 32, 8, 4, 4, 1>
 // LargeTag for those through SkinnyTileTag.
 template <> struct TileConfig<float, SkinnyTag>
     : TileDims<256, 64, 16, 8, 8, 1, 4, UpdateOrder::paired, true, true, true> {};
+// The skinny tile with op(A) (and an x-contiguous op(B)) by cp.async, for the
+// layouts with an x-contiguous op(A) (LayoutTile).
+struct SkinnyAsyncTag {};
+template <> struct TileConfig<float, SkinnyAsyncTag>
+    : TileDims<256, 64, 16, 8, 8, 1, 4, UpdateOrder::paired, true, true, true, true> {};
 template <class T> struct SkinnyTileTag { using type = LargeTag; };
 template <> struct SkinnyTileTag<float> { using type = SkinnyTag; };
+
+// The configuration a tag runs for one pair of operand layouts (A_XC, B_XC:
+// operand x-contiguous, kernel/gemm_tiled_kernel.cuh): the tag's own but for
+// float's tiles, whose schedules were timed per layout (bench/NOTES-gemm.md,
+// versions 3 and 11), each with the copies by cp.async against the register
+// path. Large: LargeTag for NN, LargeLateTag for the others (NT 8192 0.92
+// -> 0.96 of SGEMM, TT 0.98 -> 1.00). Medium: MediumLateTag where an
+// operand is x-contiguous (NN 0.91 -> 0.95, NT 0.92 -> 1.06 at
+// 1024x2048x4096). Skinny: the async copies where op(A) is x-contiguous
+// (8192x64x8192 NN 0.87 -> 0.92, NT 0.91 -> 1.05); with op(B) alone
+// (64x8192x8192 NN, run swapped as TT) they lost 3 %.
+template <class T, class Tag, bool A_XC, bool B_XC> struct LayoutTile { using type = Tag; };
+template <bool A_XC, bool B_XC> struct LayoutTile<float, LargeTag, A_XC, B_XC> {
+  using type = std::conditional_t<A_XC && !B_XC, LargeTag, LargeLateTag>;
+};
+template <bool A_XC, bool B_XC> struct LayoutTile<float, MediumTag, A_XC, B_XC> {
+  using type = std::conditional_t<A_XC || B_XC, MediumLateTag, MediumTag>;
+};
+template <bool B_XC> struct LayoutTile<float, SkinnyTag, true, B_XC> { using type = SkinnyAsyncTag; };
 
 constexpr int cmin(int a, int b) { return a < b ? a : b; }
 

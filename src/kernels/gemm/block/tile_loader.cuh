@@ -88,9 +88,11 @@ struct TileLoader {
   // Loads the current k tile into registers and advances to the next one.
   // krem: elements of k left from this tile's start (may exceed BK);
   // k_step: pointer advance per k tile (BK * sp). CHECKED = false: the
-  // caller guarantees an interior tile (x_full() and krem >= BK).
-  template <bool CHECKED = true>
-  __device__ __forceinline__ void load(std::int64_t krem64, std::int64_t k_step) {
+  // caller guarantees an interior tile (x_full() and krem >= BK). The shared
+  // stage the tile is bound for is store's (the parameter keeps the
+  // interface of block::AsyncXcTileLoader, which copies into it directly).
+  template <bool CHECKED = true, int LD>
+  __device__ __forceinline__ void load(std::int64_t krem64, std::int64_t k_step, T (*)[LD]) {
     if constexpr (!CHECKED) {
       load_interior(k_step);
     } else {
@@ -100,6 +102,11 @@ struct TileLoader {
       else
         load_edge(krem, k_step);
     }
+  }
+
+  template <int LD>
+  __device__ __forceinline__ void load_interior(std::int64_t k_step, T (*)[LD]) {
+    load_interior(k_step);
   }
 
   // An interior tile: every element in bounds, no checks.

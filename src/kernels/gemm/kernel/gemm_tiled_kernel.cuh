@@ -1,11 +1,13 @@
 // The tiled SIMT GEMM kernel: one block computes a bm x bn tile of C,
 // streaming k in bk-deep stages through double-buffered shared memory
-// (global loads of stage s+1 are in flight while stage s is multiplied).
-// Scalar, tile shape, the two operand layouts and the global-load map (VEC:
-// 16-byte loads for both operands, else coalesced scalar loads, see
-// block/tile_loader.cuh) and, with C_ROWS, a C stored row by row (c_cs ==
-// 1: the transposed products of device/gemm_tiled_launch.cuh) are template
-// parameters; conj, the vector C store and beta are run-time (uniform) flags.
+// (global loads of stage s+1 are in flight while stage s is multiplied:
+// into registers, or with the shape's async_xc straight into the free
+// buffer by cp.async for x-contiguous operands). Scalar, tile shape, the
+// two operand layouts and the global-load map (VEC: 16-byte loads for both
+// operands, else coalesced scalar loads, see block/tile_loader.cuh) and,
+// with C_ROWS, a C stored row by row (c_cs == 1: the transposed products of
+// device/gemm_tiled_launch.cuh) are template parameters; conj, the vector C
+// store and beta are run-time (uniform) flags.
 //
 // Split-k: block z of the grid covers k in [z * k_slice, min(k, (z + 1) *
 // k_slice)) and writes its product to c + z * c_slice (device/
@@ -13,7 +15,9 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
+#include "kernels/gemm/block/async_xc_tile_loader.cuh"
 #include "kernels/gemm/block/shared_tiles.cuh"
 #include "kernels/gemm/block/tile_loader.cuh"
 #include "kernels/gemm/gemm_tile_config.hpp"
@@ -31,13 +35,20 @@ struct GemmParams : ProductParams<T> {
   bool c_vec;  // whole row chunks of C stored as vectors
 };
 
+// The loader of one operand tile: through registers, or with cp.async for
+// x-contiguous operands on the 16-byte grid where the shape asks for it.
+template <class T, class S, int BX, bool XC, bool VEC>
+using OperandLoader =
+    std::conditional_t<S::async_xc && XC && VEC, block::AsyncXcTileLoader<T, BX, S::bk, S::threads>,
+                       block::TileLoader<T, BX, S::bk, S::threads, XC, VEC>>;
+
 // The k loop of one block tile: stages of bk through the two shared
 // buffers. CHECKED = false when both operand tiles lie inside the matrix
 // along x: only a partial last stage then takes the checked loads.
 //
 // Within a stage the fragments of step kk + 1 are read while step kk is
 // multiplied. The hand-over to the other buffer (shared stores of the next
-// stage, barrier, its first fragment reads) comes after the last step, or
+// stage or the wait for its async copies, barrier, its first fragment reads) comes after the last step, or
 // with S::early_handover before it: that step's fragments are already in
 // registers, and its FMAs then hide the barrier and the first reads.
 //
@@ -51,16 +62,17 @@ __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, s
                                        std::int64_t a_step, std::int64_t b_step, int r0, int c0) {
   static_assert(S::bk % 2 == 0, "step fragments alternate between two register sets");
   using Frag = typename Micro::Frag;
-  auto load = [&](std::int64_t kr) {
+  // Global loads of the k tile from kr on, bound for shared buffer buf.
+  auto load = [&](std::int64_t kr, int buf) {
     if (!CHECKED && kr >= S::bk) {
-      la.template load<false>(kr, a_step);
-      lb.template load<false>(kr, b_step);
+      la.template load<false>(kr, a_step, smem.a[buf]);
+      lb.template load<false>(kr, b_step, smem.b[buf]);
     } else {
-      la.template load<true>(kr, a_step);
-      lb.template load<true>(kr, b_step);
+      la.template load<true>(kr, a_step, smem.a[buf]);
+      lb.template load<true>(kr, b_step, smem.b[buf]);
     }
   };
-  load(krem);
+  load(krem, 0);
   la.store(smem.a[0]);
   lb.store(smem.b[0]);
   __syncthreads();
@@ -96,15 +108,15 @@ __device__ __forceinline__ void k_loop(Smem& smem, LA& la, LB& lb, Micro& acc, s
   if constexpr (!CHECKED && S::steady_loop) {
     for (; krem >= 2 * S::bk; cur ^= 1) {
       krem -= S::bk;
-      la.load_interior(a_step);
-      lb.load_interior(b_step);
+      la.load_interior(a_step, smem.a[cur ^ 1]);
+      lb.load_interior(b_step, smem.b[cur ^ 1]);
       stage(cur, true);
     }
   }
   for (;; cur ^= 1) {
     krem -= S::bk;
     const bool more = krem > 0;
-    if (more) load(krem);  // next stage's global loads overlap this stage's math
+    if (more) load(krem, cur ^ 1);  // next stage's global loads overlap this stage's math
     stage(cur, more);
     if (!more) break;
   }
@@ -130,8 +142,8 @@ __global__ void __launch_bounds__(TileShape<T, Tag>::threads, TileShape<T, Tag>:
   // gridDim.y is capped at 65535: the block walks the column tiles.
   for (std::int64_t tn = blockIdx.y; tn < n_tiles; tn += gridDim.y) {
     const std::int64_t n0 = tn * S::bn;
-    block::TileLoader<T, S::bm, S::bk, S::threads, A_XC, VEC> la(a, p.lda, p.m, m0, p.conj_a);
-    block::TileLoader<T, S::bn, S::bk, S::threads, B_XC, VEC> lb(b, p.ldb, p.n, n0, p.conj_b);
+    OperandLoader<T, S, S::bm, A_XC, VEC> la(a, p.lda, p.m, m0, p.conj_a);
+    OperandLoader<T, S, S::bn, B_XC, VEC> lb(b, p.ldb, p.n, n0, p.conj_b);
     Micro acc;
     acc.clear();
     if (klen > 0) {
