@@ -1187,8 +1187,7 @@ int gaps_main() {
 
 // ---- exact fp32 NN (--nn) ------------------------------------------------------------
 // The library runs float NN products on the large tile as C^T = B^T A^T (TT
-// on the 4x2-warp schedule, C stored transposed; RunTransposed in
-// gemm_tile_config.hpp). NnPlain is the large tile under another name, so
+// on RunTransposed's schedule, C stored transposed; gemm_tile_config.hpp). NnPlain is the large tile under another name, so
 // that its NN launch takes the tile's own NN schedule as before.
 struct NnPlain {};
 namespace egpu::kernels {
@@ -1279,31 +1278,41 @@ void time_tn() {
 // ---- exact fp32 with cp.async for x-contiguous operands (--nt) ---------------------
 // The library's float tiles copy their x-contiguous operands into shared
 // memory by cp.async (TileDims' ASYNC_XC, block/async_xc_tile_loader.cuh;
-// LayoutTile picks the schedule per layout). Timed in turn against cuBLAS:
-// the automatic choice, the same tile on the register path (Reg*: the
-// tiles before the async copies) and the other schedules of the large tile
-// with the async copies (4x2 warps, early or late hand-over).
+// LayoutTile picks the schedule per layout, RunTransposed the transposed NN
+// run's). Timed in turn against cuBLAS: the automatic choice, the same tile
+// on the register path (the tiles before the async copies: RegLarge,
+// RegMedium, RegSkinny, and SimtExpLate and SimtExpW4 for LargeLateTag and
+// the former 4x2-warp TT tile) and other schedules of the large tile with
+// the async copies (4x2 warps, early hand-over: AsyncW4; late:
+// LargeW4LateTag); for deep NN, each TT schedule in the transposed run
+// (NnVia) and the plain NN kernel.
 struct RegLarge {};   // LargeTag on the register path (NN)
-struct RegLate {};    // LargeLateTag on the register path (TN, NT)
-struct RegW4 {};      // 4x2 warps, early hand-over, register path (TT)
 struct RegMedium {};  // MediumTag on the register path
 struct RegSkinny {};  // SkinnyTag (the register path on every layout)
 struct AsyncW4 {};      // 4x2 warps, early hand-over, async copies
-struct AsyncW4Late {};  // 4x2 warps, late hand-over, async copies
 namespace egpu::kernels {
 template <> struct TileConfig<float, RegLarge>
     : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, true, true, true> {};
-template <> struct TileConfig<float, RegLate>
-    : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, false, true, true> {};
-template <> struct TileConfig<float, RegW4>
-    : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, true, true, true> {};
 template <> struct TileConfig<float, RegMedium>
     : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true, true> {};
 template <> struct TileConfig<float, RegSkinny> : TileConfig<float, SkinnyTag> {};
 template <> struct TileConfig<float, AsyncW4>
     : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, true, true, true, true> {};
-template <> struct TileConfig<float, AsyncW4Late>
-    : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, false, true, true, true> {};
+}  // namespace egpu::kernels
+
+// NN run transposed as the library's large tile does (RunTransposed, from
+// k = 4096) on the TT schedule TT: C^T = B^T A^T, C stored row by row.
+template <class TT> struct NnVia {};
+namespace egpu::kernels {
+template <class TT> struct TileConfig<float, NnVia<TT>> : TileConfig<float, LargeTag> {};
+template <class TT, bool A_XC, bool B_XC> struct LayoutTile<float, NnVia<TT>, A_XC, B_XC> {
+  using type = std::conditional_t<!A_XC && B_XC, TT, LargeTag>;
+};
+template <class TT> struct RunTransposed<float, NnVia<TT>, true, false> {
+  static constexpr bool value = true;
+  static constexpr long long min_k = RunTransposed<float, LargeTag, true, false>::min_k;
+  using tile = TT;
+};
 }  // namespace egpu::kernels
 
 template <class Tag>
@@ -1316,13 +1325,13 @@ void time_nt() {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const Layout C = Layout::col_major, R = Layout::row_major;
-  enum Set { large, nn_plain, medium, skinny };
+  enum Set { large, nn_deep, nn_plain, medium, skinny };
   struct Shape { i64 m, n, k; Layout la, lb; const char* op; Set set; };
   const Shape shapes[] = {
       {4096, 4096, 4096, C, R, "NT", large},    {8192, 8192, 8192, C, R, "NT", large},
       {4224, 4096, 4096, C, R, "NT", large},    {4096, 4096, 4096, R, R, "TT", large},
-      {8192, 8192, 8192, R, R, "TT", large},    {4096, 4096, 4096, C, C, "NN", large},
-      {8192, 8192, 8192, C, C, "NN", large},    {4096, 4096, 1024, C, C, "NN", nn_plain},
+      {8192, 8192, 8192, R, R, "TT", large},    {4096, 4096, 4096, C, C, "NN", nn_deep},
+      {8192, 8192, 8192, C, C, "NN", nn_deep},  {4096, 4096, 1024, C, C, "NN", nn_plain},
       {8192, 8192, 2048, C, C, "NN", nn_plain}, {1024, 2048, 4096, C, C, "NN", medium},
       {1024, 2048, 4096, C, R, "NT", medium},   {1024, 2048, 4096, R, R, "TT", medium},
       {1024, 2048, 4096, R, C, "TN", medium},   {4224, 4096, 4096, C, C, "NN", medium},
@@ -1334,14 +1343,21 @@ void time_nt() {
     const bool a_xc = sh.la == C, b_xc = sh.lb == R;
     std::vector<std::pair<std::string, std::function<void()>>> fs{cublas_launcher(g)};
     fs.push_back({"automatic", [&g] { gemm_tiled(g, nullptr, GemmConfig::automatic); }});
-    if (sh.set == large && !(a_xc && !b_xc)) {
+    if (sh.set == large) {
       if (b_xc && !a_xc)
-        fs.push_back(tag_launcher<RegW4>("register-w4", g));
+        fs.push_back(tag_launcher<SimtExpW4>("register-w4", g));
       else
-        fs.push_back(tag_launcher<RegLate>("register-late", g));
+        fs.push_back(tag_launcher<SimtExpLate>("register-late", g));
       fs.push_back(tag_launcher<AsyncW4>("async-w4", g));
-      fs.push_back(tag_launcher<AsyncW4Late>("async-w4-late", g));
-    } else if (sh.set == large || sh.set == nn_plain) {  // NN (transposed as TT where k >= 4096)
+      fs.push_back(tag_launcher<LargeW4LateTag>("async-w4-late", g));
+    } else if (sh.set == nn_deep) {  // automatic: transposed, on LargeLateTag
+      fs.push_back(tag_launcher<NnVia<SimtExpW4>>("via-register-w4", g));
+      fs.push_back(tag_launcher<NnVia<SimtExpLate>>("via-register-late", g));
+      fs.push_back(tag_launcher<NnVia<AsyncW4>>("via-async-w4", g));
+      fs.push_back(tag_launcher<NnVia<LargeW4LateTag>>("via-async-w4-late", g));
+      fs.push_back(tag_launcher<NnPlain>("plain-async", g));
+      fs.push_back(tag_launcher<RegLarge>("plain-register", g));
+    } else if (sh.set == nn_plain) {
       fs.push_back(tag_launcher<RegLarge>("register-nn", g));
     } else if (sh.set == medium) {
       fs.push_back(tag_launcher<RegMedium>("register-medium", g));
@@ -1366,11 +1382,11 @@ int nt_main(bool time) {
     failures += st.failures;
   };
   report("register-nn", check_variant<float, RegLarge>(false));
-  report("register-late", check_variant<float, RegLate>(false));
-  report("register-w4", check_variant<float, RegW4>(false));
+  report("register-late", check_variant<float, SimtExpLate>(false));
+  report("register-w4", check_variant<float, SimtExpW4>(false));
   report("register-medium", check_variant<float, RegMedium>(false));
   report("async-w4", check_variant<float, AsyncW4>(false));
-  report("async-w4-late", check_variant<float, AsyncW4Late>(false));
+  report("async-w4-late", check_variant<float, LargeW4LateTag>(false));
   if (time) time_nt();
   std::printf("%s (%d failures)\n", failures ? "NT CHECKS FAILED" : "NT CHECKS PASSED", failures);
   return failures ? 1 : 0;

@@ -570,7 +570,7 @@ BOOST_AUTO_TEST_CASE(tn_on_b_copy_float) {
 // copied in part), k below and off the stage depth, m = 1, n = 1 and
 // skinny shapes, aligned and odd ldc, both beta modes; the large, medium
 // and split_k configurations on the same data. float only, as
-// nn_long_k_float.
+// nn_long_k_float (which runs the transposed NN run's tile, async too).
 template <class Tag, bool A_XC, bool B_XC>
 constexpr bool async_on_layout = kern::TileShape<float, typename kern::LayoutTile<float, Tag, A_XC, B_XC>::type>::async_xc;
 
@@ -579,7 +579,8 @@ BOOST_AUTO_TEST_CASE(x_contiguous_async_float) {
   static_assert(async_on_layout<kern::LargeTag, true, false> && async_on_layout<kern::LargeTag, true, true> &&
                     async_on_layout<kern::LargeTag, false, true> && async_on_layout<kern::MediumTag, true, false> &&
                     async_on_layout<kern::MediumTag, true, true> && async_on_layout<kern::MediumTag, false, true> &&
-                    async_on_layout<kern::SkinnyTag, true, false> && async_on_layout<kern::SkinnyTag, true, true>,
+                    async_on_layout<kern::SkinnyTag, true, false> && async_on_layout<kern::SkinnyTag, true, true> &&
+                    kern::TileShape<S, kern::RunTransposed<S, kern::LargeTag, true, false>::tile>::async_xc,
                 "the layouts tested take the async copies");
   const Index shapes[][4] = {{301, 259, 37, 0}, {129, 383, 8, 1}, {1, 130, 100, 3},   {258, 1, 9, 0},
                              {128, 256, 16, 4}, {7, 262, 3, 1},   {517, 33, 700, 0}, {1000, 64, 301, 1}};

@@ -83,19 +83,28 @@ template <> struct TileConfig<float, LargeLateTag>
     : TileDims<128, 256, 8, 8, 16, 1, 2, UpdateOrder::paired, false, true, true, true> {};
 
 // Layouts whose products the launch runs transposed, C^T = op(B)^T op(A)^T
-// on the mirrored layouts and their schedule, with C stored row by row
-// (element by element), where k >= min_k: float's large tile for NN, whose
-// mirror TT runs 2-3 % faster on its own schedule, stores included, at
-// k = 4096 and 8192 (bench/NOTES-gemm.md, version 5). The row store writes
-// each 32-byte sector in pieces; with the stores' share of the time growing
-// as k shrinks, 8192x8192x64 ran at half the rate of the plain NN kernel.
+// on the mirrored layouts, with C stored row by row (element by element),
+// where k >= min_k, on the schedule `tile`: float's large tile for NN, whose
+// mirror TT runs faster, stores included, at k = 4096 and 8192 (bench/
+// NOTES-gemm.md, versions 5 and 11). The row store writes each 32-byte
+// sector in pieces; with the stores' share of the time growing as k
+// shrinks, 8192x8192x64 ran at half the rate of the plain NN kernel. The
+// store also moves ptxas's allocation of the k loop: of the TT schedules
+// timed with it, 4x2 warps with the late hand-over and the async copies ran
+// best (0.97 / 0.98 of SGEMM at 4096 / 8192), TT's own LargeLateTag 0.95 /
+// 0.96.
 template <class T, class Tag, bool A_XC, bool B_XC> struct RunTransposed {
   static constexpr bool value = false;
   static constexpr long long min_k = 0;
+  using tile = Tag;
 };
+struct LargeW4LateTag {};
+template <> struct TileConfig<float, LargeW4LateTag>
+    : TileDims<128, 256, 8, 8, 16, 1, 4, UpdateOrder::paired, false, true, true, true> {};
 template <> struct RunTransposed<float, LargeTag, true, false> {
   static constexpr bool value = true;
   static constexpr long long min_k = 4096;
+  using tile = LargeW4LateTag;
 };
 
 // Layouts whose products the launch runs on another layout's schedule after

@@ -78,8 +78,13 @@ void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunc
                       SL::threads == S::threads && SL::tm == S::tm && SL::tn == S::tn,
                   "a layout's schedule keeps the tile's shape");
     if constexpr (RT::value && !AX && BX && VEC) {
+      using RL = typename RT::tile;
+      using SR = TileShape<T, RL>;
+      static_assert(SR::bm == S::bm && SR::bn == S::bn && SR::bk == S::bk && SR::threads == S::threads &&
+                        SR::tm == S::tm && SR::tn == S::tn,
+                    "the transposed run keeps the tile's shape");
       if (nn_transposed) {
-        kernel::gemm_tiled_kernel<T, LT, AX, BX, VEC, true><<<grid, S::threads, 0, stream>>>(p);
+        kernel::gemm_tiled_kernel<T, RL, AX, BX, VEC, true><<<grid, S::threads, 0, stream>>>(p);
         return;
       }
     }
