@@ -1305,7 +1305,7 @@ template <> struct TileConfig<float, AsyncW4>
 template <class TT> struct NnVia {};
 namespace egpu::kernels {
 template <class TT> struct TileConfig<float, NnVia<TT>> : TileConfig<float, LargeTag> {};
-template <class TT, bool A_XC, bool B_XC> struct LayoutTile<float, NnVia<TT>, A_XC, B_XC> {
+template <class TT, bool A_XC, bool B_XC, bool VEC> struct LayoutTile<float, NnVia<TT>, A_XC, B_XC, VEC> {
   using type = std::conditional_t<!A_XC && B_XC, TT, LargeTag>;
 };
 template <class TT> struct RunTransposed<float, NnVia<TT>, true, false> {

@@ -157,6 +157,30 @@ BOOST_AUTO_TEST_CASE(one_wave_takes_a_tile_while_it_is_full_enough) {
   BOOST_TEST(dev::choose_tiled_config(product(512, 512, 64, C, C), 12) == GemmConfig::small);  // 0.67
 }
 
+BOOST_AUTO_TEST_CASE(tile_coverage_counts_the_tiles_inside_the_product) {
+  BOOST_TEST(dev::tile_coverage(4096, 4096, 128, 256) == 1.0);
+  BOOST_TEST(dev::tile_coverage(64, 8192, 128, 64) == 0.5);
+  BOOST_TEST(dev::tile_coverage(4095, 4097, 128, 256) == (4095.0 / 4096.0) * (4097.0 / 4352.0));
+}
+
+// complex<float>'s large tile is 128 x 64: 128 tiles (0.97 of a wave) on
+// 64 x 8192, each half outside C, take split_k (which runs the product with
+// the short side along n); on 128 x 8192 the same tiles lie wholly inside.
+BOOST_AUTO_TEST_CASE(partial_tiles_count_against_a_tile) {
+  auto cproduct = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+    GemmArgs<kern::cfloat> g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.lda = g.ldc = m;
+    g.ldb = k;
+    return g;
+  };
+  BOOST_TEST(dev::choose_tiled_config(cproduct(64, 8192, 8192), kSms) == GemmConfig::split_k);
+  BOOST_TEST(dev::choose_tiled_config(cproduct(128, 8192, 8192), kSms) == GemmConfig::large);
+  BOOST_TEST(dev::choose_tiled_config(cproduct(8192, 64, 8192), kSms) == GemmConfig::split_k);
+}
+
 BOOST_AUTO_TEST_CASE(scalars_without_a_medium_tile_keep_the_large_one) {
   static_assert(dev::has_medium_tile<float>);
   static_assert(!dev::has_medium_tile<double>);

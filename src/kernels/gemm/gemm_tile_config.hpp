@@ -170,23 +170,26 @@ template <class T> struct SkinnyTileTag { using type = LargeTag; };
 template <> struct SkinnyTileTag<float> { using type = SkinnyTag; };
 
 // The configuration a tag runs for one pair of operand layouts (A_XC, B_XC:
-// operand x-contiguous, kernel/gemm_tiled_kernel.cuh): the tag's own but for
+// operand x-contiguous, kernel/gemm_tiled_kernel.cuh) and load map (VEC:
+// the 16-byte path, the only one with async copies): the tag's own but for
 // float's tiles, whose schedules were timed per layout (bench/NOTES-gemm.md,
 // versions 3 and 11), each with the copies by cp.async against the register
 // path. Large: LargeTag for NN, LargeLateTag for the others (NT 8192 0.92
 // -> 0.96 of SGEMM, TT 0.98 -> 1.00). Medium: MediumLateTag where an
-// operand is x-contiguous (NN 0.91 -> 0.95, NT 0.92 -> 1.06 at
-// 1024x2048x4096). Skinny: the async copies where op(A) is x-contiguous
-// (8192x64x8192 NN 0.87 -> 0.92, NT 0.91 -> 1.05); with op(B) alone
-// (64x8192x8192 NN, run swapped as TT) they lost 3 %.
-template <class T, class Tag, bool A_XC, bool B_XC> struct LayoutTile { using type = Tag; };
-template <bool A_XC, bool B_XC> struct LayoutTile<float, LargeTag, A_XC, B_XC> {
+// operand is x-contiguous and on the grid (NN 0.91 -> 0.95, NT 0.92 -> 1.06
+// at 1024x2048x4096); off the grid it keeps its early hand-over
+// (4095x4097x511 NN ran 1 % slower on the late one). Skinny: the async
+// copies where op(A) is x-contiguous (8192x64x8192 NN 0.87 -> 0.92, NT 0.91
+// -> 1.05); with op(B) alone (64x8192x8192 NN, run swapped as TT) they lost
+// 3 %.
+template <class T, class Tag, bool A_XC, bool B_XC, bool VEC = true> struct LayoutTile { using type = Tag; };
+template <bool A_XC, bool B_XC, bool VEC> struct LayoutTile<float, LargeTag, A_XC, B_XC, VEC> {
   using type = std::conditional_t<A_XC && !B_XC, LargeTag, LargeLateTag>;
 };
-template <bool A_XC, bool B_XC> struct LayoutTile<float, MediumTag, A_XC, B_XC> {
-  using type = std::conditional_t<A_XC || B_XC, MediumLateTag, MediumTag>;
+template <bool A_XC, bool B_XC, bool VEC> struct LayoutTile<float, MediumTag, A_XC, B_XC, VEC> {
+  using type = std::conditional_t<VEC && (A_XC || B_XC), MediumLateTag, MediumTag>;
 };
-template <bool B_XC> struct LayoutTile<float, SkinnyTag, true, B_XC> { using type = SkinnyAsyncTag; };
+template <bool B_XC, bool VEC> struct LayoutTile<float, SkinnyTag, true, B_XC, VEC> { using type = SkinnyAsyncTag; };
 
 constexpr int cmin(int a, int b) { return a < b ? a : b; }
 

@@ -49,31 +49,43 @@ inline double wave_fill(std::int64_t tiles, std::int64_t slots) {
   return waves > 0 ? double(tiles) / double(waves * slots) : 0.0;
 }
 
-// A tile configuration whose blocks fill less than this share of one wave
-// (medium's weighed by its rate) gives way to split_k (or small): measured on the H100 (bench/NOTES-gemm.md,
-// version 10), the large tile at 0.73 of one wave (96 tiles on 132 SMs)
-// ran 18 % faster than split_k, at 0.48 (64 tiles) 40 % slower.
+// Share of a grid of bm x bn tiles that lies inside the m x n product: the
+// rest of the partial tiles along the edges is computed for nothing.
+inline double tile_coverage(std::int64_t m, std::int64_t n, std::int64_t bm, std::int64_t bn) {
+  return double(m) / double(ceil_div(m, bm) * bm) * (double(n) / double(ceil_div(n, bn) * bn));
+}
+
+// A tile configuration whose blocks do useful work in less than this share
+// of the block slots of one wave (medium's weighed by its rate) gives way to
+// split_k (or small): measured on the H100 (bench/NOTES-gemm.md, version
+// 10), the large tile at 0.73 of one wave (96 tiles on 132 SMs) ran 18 %
+// faster than split_k, at 0.48 (64 tiles) 40 % slower.
 inline constexpr double min_tile_fill = 0.7;
 
 // The automatic choice among the SIMT configurations: `large`, or `medium`
-// where its fuller last wave outweighs its lower rate, when the better of
-// the two scores at least min_tile_fill, the score being the share of the
-// block slots its blocks keep busy, times relative_rate for medium (always
-// when large's tiles give every multiprocessor a block); otherwise split_k
+// where its score beats large's, when the better of the two scores at least
+// min_tile_fill (always when large's tiles give every multiprocessor a
+// block). A tile's score is the share of the block slots its blocks keep
+// busy over their waves (wave_fill) times the share of its tiles inside the
+// product (tile_coverage), times relative_rate for medium. Otherwise split_k
 // when k is deep enough for two slices of plan_split_k's minimum; else
 // `small`. Large's tiles are counted on the problem as it runs (transposed
-// where nn_runs_transposed): 4096 x 4224 x 4096 NN fills whole waves that way.
+// where nn_runs_transposed): 4096 x 4224 x 4096 NN fills whole waves that
+// way. The coverage keeps complex<float>'s 128 x 64 tile off 64 x 8192
+// products, where half of each tile lay outside C (0.42 of CGEMM against
+// 0.88 on split_k).
 template <class T>
 GemmConfig choose_tiled_config(const GemmArgs<T>& g, int sms) {
   using L = TileShape<T, LargeTag>;
   const GemmArgs<T> t = nn_runs_transposed<T, LargeTag>(g) ? transpose_problem(g) : g;
   const std::int64_t tiles = ceil_div(t.m, L::bm) * ceil_div(t.n, L::bn);
-  const double large = wave_fill(tiles, std::int64_t(sms) * L::min_blocks);
-  double medium = 0.0;  // medium's fill weighed by its rate
+  const double large = wave_fill(tiles, std::int64_t(sms) * L::min_blocks) * tile_coverage(t.m, t.n, L::bm, L::bn);
+  double medium = 0.0;  // medium's score weighed by its rate
   if constexpr (has_medium_tile<T>) {
     using M = TileShape<T, typename MediumTileTag<T>::type>;
     const std::int64_t m_tiles = ceil_div(g.m, M::bm) * ceil_div(g.n, M::bn);
-    medium = M::relative_rate * wave_fill(m_tiles, std::int64_t(sms) * M::min_blocks);
+    medium = M::relative_rate * wave_fill(m_tiles, std::int64_t(sms) * M::min_blocks) *
+             tile_coverage(g.m, g.n, M::bm, M::bn);
   }
   if (tiles >= sms || large >= min_tile_fill || medium >= min_tile_fill)
     return medium > large ? GemmConfig::medium : GemmConfig::large;

@@ -72,7 +72,7 @@ void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunc
   auto run = [&](auto a_xc_t, auto b_xc_t, auto vec_t) {
     constexpr bool AX = decltype(a_xc_t)::value, BX = decltype(b_xc_t)::value;
     constexpr bool VEC = decltype(vec_t)::value;
-    using LT = typename LayoutTile<T, Tag, AX, BX>::type;
+    using LT = typename LayoutTile<T, Tag, AX, BX, VEC>::type;
     using SL = TileShape<T, LT>;
     static_assert(SL::bm == S::bm && SL::bn == S::bn && SL::bk == S::bk &&
                       SL::threads == S::threads && SL::tm == S::tm && SL::tn == S::tn,
