@@ -1571,57 +1571,27 @@ int main(int argc, char** argv) {
     std::uint64_t keep = ~std::uint64_t(0);
     CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   }
-  if (argc > 1 && !std::strcmp(argv[1], "--cz-exp")) {
-    cz_shape(8192, 64, 8192);
-    cz_shape(64, 8192, 8192);
-    CB(cublasDestroy(g_handle));
-    return 0;
-  }
-  if (argc > 1 && !std::strcmp(argv[1], "--gaps")) {
-    const int rc = gaps_main();
-    CB(cublasDestroy(g_handle));
-    return rc;
-  }
-  if (argc > 1 && !std::strcmp(argv[1], "--nn")) {
-    const int rc = nn_main();
-    CB(cublasDestroy(g_handle));
-    return rc;
-  }
-  if (argc > 1 && !std::strcmp(argv[1], "--tn")) {
-    time_tn();
-    CB(cublasDestroy(g_handle));
-    return 0;
-  }
-  if (argc > 1 && (!std::strcmp(argv[1], "--nt") || !std::strcmp(argv[1], "--nt-check"))) {
-    const int rc = nt_main(!std::strcmp(argv[1], "--nt"));
-    CB(cublasDestroy(g_handle));
-    return rc;
-  }
-  if (argc > 1 && !std::strcmp(argv[1], "--chain")) {
-    const int rc = chain_main();
-    CB(cublasDestroy(g_handle));
-    return rc;
-  }
-  if (argc > 1 && !std::strcmp(argv[1], "--x3")) {
-    const int rc = x3_main();
-    CB(cublasDestroy(g_handle));
-    return rc;
-  }
-  if (argc > 1 && !std::strcmp(argv[1], "--gaps-profile")) {
-    gaps_profile();
-    CB(cublasDestroy(g_handle));
-    return 0;
-  }
-  if (argc > 1 && !std::strcmp(argv[1], "--simt-profile")) {
-    simt_profile();
-    CB(cublasDestroy(g_handle));
-    return 0;
-  }
-  if (argc > 1 && (!std::strcmp(argv[1], "--simt") || !std::strcmp(argv[1], "--simt-quick"))) {
-    const int rc = simt_main(!std::strcmp(argv[1], "--simt-quick"));
-    CB(cublasDestroy(g_handle));
-    return rc;
-  }
+  // The modes of their own: each runs alone and gives the exit status.
+  const std::pair<const char*, std::function<int()>> modes[] = {
+      {"--cz-exp", [] { cz_shape(8192, 64, 8192); cz_shape(64, 8192, 8192); return 0; }},
+      {"--gaps", gaps_main},
+      {"--nn", nn_main},
+      {"--tn", [] { time_tn(); return 0; }},
+      {"--nt", [] { return nt_main(true); }},
+      {"--nt-check", [] { return nt_main(false); }},
+      {"--chain", chain_main},
+      {"--x3", x3_main},
+      {"--gaps-profile", [] { gaps_profile(); return 0; }},
+      {"--simt-profile", [] { simt_profile(); return 0; }},
+      {"--simt", [] { return simt_main(false); }},
+      {"--simt-quick", [] { return simt_main(true); }},
+  };
+  for (const auto& mode : modes)
+    if (argc > 1 && !std::strcmp(argv[1], mode.first)) {
+      const int rc = mode.second();
+      CB(cublasDestroy(g_handle));
+      return rc;
+    }
   int failures = 0;
   if (!time_only) {
     auto report = [&](const char* name, const Stats& s) {

@@ -505,6 +505,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(skinny_long_k, S, Scalars) {
   run_jobs<S>(jobs);
 }
 
+// A float case with both operands' leading dimensions on the 16-byte grid
+// (a multiple of 4, at random one vector more) and aligned bases: the
+// paths of float's large tile that need the grid.
+namespace {
+Case grid_case(Index m, Index n, Index k, Layout a_layout, Layout b_layout, Index ldc_pad, bool beta_is_zero) {
+  Case c = random_case<float>(m, n, k);
+  c.a_layout = a_layout;
+  c.b_layout = b_layout;
+  const Index a_rows = a_layout == Layout::col_major ? m : k;
+  const Index b_rows = b_layout == Layout::row_major ? n : k;
+  c.lda_pad = (4 - a_rows % 4) % 4 + 4 * pick(0, 1);
+  c.ldb_pad = (4 - b_rows % 4) % 4 + 4 * pick(0, 1);
+  c.ldc_pad = ldc_pad;
+  c.offset = 0;
+  c.beta_is_zero = beta_is_zero;
+  return c;
+}
+}  // namespace
+
 // NN products deep in k with both operands on the 16-byte grid: float's
 // large tile runs them transposed (C^T = B^T A^T, C stored row by row, see
 // RunTransposed); partial tiles along both sides, aligned and odd ldc,
@@ -516,16 +535,9 @@ BOOST_AUTO_TEST_CASE(nn_long_k_float) {
   const Index shapes[][4] = {{300, 257, 4096, 0}, {129, 383, 4100, 1}, {1, 129, 4096, 3}, {257, 1, 5000, 4}};
   std::vector<Job> jobs;
   for (const auto& s : shapes)
-    for (bool beta_is_zero : {true, false}) {
-      Case c = random_case<S>(s[0], s[1], s[2]);
-      c.a_layout = c.b_layout = Layout::col_major;
-      c.lda_pad = (4 - s[0] % 4) % 4 + 4 * pick(0, 1);  // lda = m + pad, a multiple of 4
-      c.ldb_pad = (4 - s[2] % 4) % 4 + 4 * pick(0, 1);
-      c.ldc_pad = s[3];
-      c.offset = 0;
-      c.beta_is_zero = beta_is_zero;
-      jobs.push_back({c, {{MathMode::exact, GemmConfig::large}}});
-    }
+    for (bool beta_is_zero : {true, false})
+      jobs.push_back({grid_case(s[0], s[1], s[2], Layout::col_major, Layout::col_major, s[3], beta_is_zero),
+                      {{MathMode::exact, GemmConfig::large}}});
   run_jobs<S>(jobs);
 }
 
@@ -541,14 +553,8 @@ BOOST_AUTO_TEST_CASE(tn_on_b_copy_float) {
   std::vector<Job> jobs;
   for (const auto& s : shapes)
     for (bool beta_is_zero : {true, false}) {
-      Case c = random_case<S>(s[0], s[1], s[2]);
-      c.a_layout = Layout::row_major;
-      c.b_layout = Layout::col_major;
-      c.lda_pad = (4 - s[2] % 4) % 4 + 4 * pick(0, 1);  // lda = k + pad, a multiple of 4
-      c.ldb_pad = pick(0, 2);
-      c.ldc_pad = s[3];
-      c.offset = 0;
-      c.beta_is_zero = beta_is_zero;
+      Case c = grid_case(s[0], s[1], s[2], Layout::row_major, Layout::col_major, s[3], beta_is_zero);
+      c.ldb_pad = pick(0, 2);  // op(B) anywhere: the copy puts it on the grid
       kern::GemmArgs<S> g;  // the rule, on these leading dimensions (bases are aligned)
       g.m = s[0];
       g.n = s[1];
@@ -592,19 +598,8 @@ BOOST_AUTO_TEST_CASE(x_contiguous_async_float) {
   std::vector<Job> jobs;
   for (const auto& s : shapes)
     for (const auto& l : layouts)
-      for (bool beta_is_zero : {true, false}) {
-        Case c = random_case<S>(s[0], s[1], s[2]);
-        c.a_layout = l[0];
-        c.b_layout = l[1];
-        const Index a_rows = l[0] == Layout::col_major ? s[0] : s[2];
-        const Index b_rows = l[1] == Layout::row_major ? s[1] : s[2];
-        c.lda_pad = (4 - a_rows % 4) % 4 + 4 * pick(0, 1);  // ld a multiple of 4
-        c.ldb_pad = (4 - b_rows % 4) % 4 + 4 * pick(0, 1);
-        c.ldc_pad = s[3];
-        c.offset = 0;
-        c.beta_is_zero = beta_is_zero;
-        jobs.push_back({c, variants});
-      }
+      for (bool beta_is_zero : {true, false})
+        jobs.push_back({grid_case(s[0], s[1], s[2], l[0], l[1], s[3], beta_is_zero), variants});
   run_jobs<S>(jobs);
 }
 

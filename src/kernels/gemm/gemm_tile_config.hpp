@@ -126,12 +126,13 @@ template <> struct CopyBTransposed<float, LargeTag, false, false> {
 
 // fp32 medium: 128x128x16, 8x8 per thread, one block per SM, 2x4 warps of
 // 64x32, paired update order, early hand-over, paired lanes, steady loop,
-// x-contiguous operands by cp.async; MediumLateTag (the hand-over after the
-// last step) for the layouts with an x-contiguous operand (LayoutTile).
+// operands through registers: TN and operands off the 16-byte grid.
+// MediumLateTag (the hand-over after the last step, x-contiguous operands
+// by cp.async) for the other layouts (LayoutTile).
 // Its rate relative to the large tile on whole waves (bench/NOTES-gemm.md)
 // weighs it against the large tile's last-wave fill in the automatic choice.
 template <> struct TileConfig<float, MediumTag>
-    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true, true, true> {
+    : TileDims<128, 128, 16, 8, 8, 1, 2, UpdateOrder::paired, true, true, true> {
   static constexpr double relative_rate = 0.93;
 };
 struct MediumLateTag {};

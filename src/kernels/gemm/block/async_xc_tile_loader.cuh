@@ -17,17 +17,15 @@
 
 #include "common/complex.hpp"
 #include "kernels/gemm/block/async_copy.cuh"
-#include "kernels/gemm/gemm_tile_config.hpp"  // tile_load_vector
+#include "kernels/gemm/block/tile_loader.cuh"
 
 namespace egpu::kernels::block {
 
 template <class T, int BX, int BK, int THREADS>
 struct AsyncXcTileLoader {
-  static constexpr int per_thread = BX * BK / THREADS;
-  static constexpr int V = tile_load_vector<T>(BX, BK, THREADS);
-  static constexpr int NV = per_thread / V;
+  using Map = TileLoader<T, BX, BK, THREADS, true, true>;  // the groups and their places
+  static constexpr int V = Map::V, NV = Map::NV;
   static constexpr int bytes = V * int(sizeof(T));
-  static_assert(per_thread % V == 0 && BX % V == 0, "vector split");
   static_assert(bytes == 16, "one 16-byte copy per group");
   static_assert(!is_complex<T>::value, "conjugation needs the register path");
 
@@ -35,12 +33,8 @@ struct AsyncXcTileLoader {
   const T* safe;     // a valid address, given to copies that read nothing
   int x_left;        // rows (x) of the matrix from the tile origin, clamped to [0, BX]
 
-  // Tile-local coordinates of group v of this thread (TileLoader's XC map).
-  __device__ __forceinline__ static void coords(int v, int& xl, int& pl) {
-    const int q = int(threadIdx.x) + v * THREADS;
-    pl = q / (BX / V);
-    xl = (q % (BX / V)) * V;
-  }
+  // Tile-local coordinates of the first element of group v of this thread.
+  __device__ __forceinline__ static void coords(int v, int& xl, int& pl) { Map::coords(v, 0, xl, pl); }
 
   // The tile origin (x0, 0) lies inside the matrix whenever the loader is
   // used: x0 < x_total and k > 0.

@@ -59,8 +59,14 @@ bool split_transposed(const GemmArgs<T>& g) {
 
 // The problem split-k runs for g: g, or its transpose where split_transposed(g).
 template <class T>
-GemmArgs<T> split_problem(const GemmArgs<T>& g) {
-  return split_transposed(g) ? transpose_problem(g) : g;
+struct SplitProblem {
+  GemmArgs<T> args;
+  bool transposed;
+};
+template <class T>
+SplitProblem<T> split_problem(const GemmArgs<T>& g) {
+  const bool transposed = split_transposed(g);
+  return {transposed ? transpose_problem(g) : g, transposed};
 }
 
 // The slices of split-k on h, the problem it runs (split_problem).
@@ -80,15 +86,15 @@ KSlices plan_slices(const GemmArgs<T>& h, int sms) {
 template <class T>
 void run_config(const GemmArgs<T>& g, cudaStream_t s, GemmConfig config, int sms) {
   if (config == GemmConfig::split_k) {
-    const bool transposed = split_transposed(g);
-    const GemmArgs<T> h = split_problem(g);
+    const SplitProblem<T> sp = split_problem(g);
+    const GemmArgs<T>& h = sp.args;
     const KSlices plan = plan_slices(h, sms);
     if (plan.count >= 2) {
       with_split_tag(h, [&](auto tag) {
         gemm_split_k(
             h, plan, s,
             [&](const GemmArgs<T>& part, const KSlices& sl) { launch_tag<T, decltype(tag)>(part, s, sl); },
-            transposed);
+            sp.transposed);
       });
       return;
     }
@@ -116,7 +122,7 @@ GemmConfig choose_mma_config(const GemmArgs<T>& g, int sms) {
     tiles = ((g.m + S::bm - 1) / S::bm) * ((g.n + S::bn - 1) / S::bn);
   });
   if (tiles >= sms) return GemmConfig::tensor_large;
-  return plan_slices(split_problem(g), sms).count >= 2 ? GemmConfig::split_k : GemmConfig::tensor_small;
+  return plan_slices(split_problem(g).args, sms).count >= 2 ? GemmConfig::split_k : GemmConfig::tensor_small;
 }
 
 template <class T>

@@ -33,6 +33,14 @@ struct TiledLaunchExtras {
   KSlices slices{};
 };
 
+// Whether two schedules run the same tile: block and micro-tile shapes,
+// thread count (so the grid and the vector widths too).
+template <class T, class A, class B>
+inline constexpr bool same_tile_shape =
+    TileShape<T, A>::bm == TileShape<T, B>::bm && TileShape<T, A>::bn == TileShape<T, B>::bn &&
+    TileShape<T, A>::bk == TileShape<T, B>::bk && TileShape<T, A>::threads == TileShape<T, B>::threads &&
+    TileShape<T, A>::tm == TileShape<T, B>::tm && TileShape<T, A>::tn == TileShape<T, B>::tn;
+
 // Requires m, n > 0.
 template <class T, class Tag>
 void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunchExtras& x_in = {}) {
@@ -73,16 +81,10 @@ void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunc
     constexpr bool AX = decltype(a_xc_t)::value, BX = decltype(b_xc_t)::value;
     constexpr bool VEC = decltype(vec_t)::value;
     using LT = typename LayoutTile<T, Tag, AX, BX, VEC>::type;
-    using SL = TileShape<T, LT>;
-    static_assert(SL::bm == S::bm && SL::bn == S::bn && SL::bk == S::bk &&
-                      SL::threads == S::threads && SL::tm == S::tm && SL::tn == S::tn,
-                  "a layout's schedule keeps the tile's shape");
+    static_assert(same_tile_shape<T, LT, Tag>, "a layout's schedule keeps the tile's shape");
     if constexpr (RT::value && !AX && BX && VEC) {
       using RL = typename RT::tile;
-      using SR = TileShape<T, RL>;
-      static_assert(SR::bm == S::bm && SR::bn == S::bn && SR::bk == S::bk && SR::threads == S::threads &&
-                        SR::tm == S::tm && SR::tn == S::tn,
-                    "the transposed run keeps the tile's shape");
+      static_assert(same_tile_shape<T, RL, Tag>, "the transposed run keeps the tile's shape");
       if (nn_transposed) {
         kernel::gemm_tiled_kernel<T, RL, AX, BX, VEC, true><<<grid, S::threads, 0, stream>>>(p);
         return;

@@ -48,9 +48,10 @@ using OperandLoader =
 //
 // Within a stage the fragments of step kk + 1 are read while step kk is
 // multiplied. The hand-over to the other buffer (shared stores of the next
-// stage or the wait for its async copies, barrier, its first fragment reads) comes after the last step, or
-// with S::early_handover before it: that step's fragments are already in
-// registers, and its FMAs then hide the barrier and the first reads.
+// stage or the wait for its async copies, barrier, its first fragment
+// reads) comes after the last step, or with S::early_handover before it:
+// that step's fragments are already in registers, and its FMAs then hide
+// the barrier and the first reads.
 //
 // With S::steady_loop, interior tiles run their steady state (this stage
 // and the next whole) in a loop of its own whose global loads carry no
