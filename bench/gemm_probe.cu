@@ -2,10 +2,10 @@
 // kernel and cuBLAS on many random shapes, then times it against cuBLAS.
 //
 // Build (from the repository root):
-//   cmake --build <build> --target egpu-gemm-probe   (or by hand:)
-//   nvcc -std=c++17 -O3 -arch=sm_90 -I include -I src bench/gemm_probe.cu \
-//        src/kernels/gemm/device/gemm_tiled.cu src/kernels/gemm/device/gemm_mma.cu \
-//        src/runtime/device_buffer.cpp -lcublas -o build-probe/gemm_probe
+//   cmake --build <build> --target egpu-gemm-probe
+// It links the library's kernels from libegpu and compiles its own tiles for
+// EGPU_TOOLS_CUDA_ARCHITECTURES (default 90). Below, build-probe/gemm_probe
+// stands for <build>/bench/egpu-gemm-probe.
 // Run:
 //   ./build-probe/gemm_probe           correctness (all scalars, layouts, conj, edge
 //                                      shapes, lds, alignment, beta) + timing

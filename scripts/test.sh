@@ -8,6 +8,7 @@
 #   EGPU_BUILD_DIR           build folder (default build)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+started=$SECONDS
 
 "$EGPU_ROOT/scripts/setup.sh"
 egpu_find_nvcc
@@ -31,6 +32,8 @@ if [ "$build_status" -ne 0 ]; then
   echo "test.sh: THE BUILD FAILED (exit $build_status, errors above); running the tests that did build" >&2
 fi
 
+# How long the set-up and build took; ctest's last line gives the tests' time.
+echo "test.sh: set-up and build took $((SECONDS - started)) s"
 test_status=0
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -j "$jobs" || test_status=$?
 [ "$build_status" -eq 0 ] || exit "$build_status"

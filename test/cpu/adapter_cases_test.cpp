@@ -1,8 +1,8 @@
-// Part of adapter_descriptor_test (its own translation unit, so that the
-// two halves compile in parallel): results of every assignment form against
+// Part of adapter_descriptor_test: results of every assignment form against
 // Eigen, all four scalars, random shapes (0 and 1 included), strided
 // operands and destinations, aliasing, computed by the recording backend
-// from the descriptor alone.
+// from the descriptor alone. The cases themselves are compiled once in the
+// egpu_gemm_cases library (support/gemm_cases.hpp).
 #include <boost/test/unit_test.hpp>
 #include <boost/mpl/list.hpp>
 

@@ -478,4 +478,18 @@ template <class S> Tally run_random_cases(int count, int specials, Index max_dim
   return tally;
 }
 
+// The cases are compiled once per scalar, in gemm_cases_<scalar>.cpp (the
+// egpu_gemm_cases library that every test running them links): they are the
+// heaviest instantiations of the test suite, and their code does not depend
+// on which backend a test links. `extern` here; an explicit definition in
+// those files.
+#define EGPU_TEST_GEMM_CASES(EXTERN, S)                                                  \
+  EXTERN template CaseOutcome run_case<S>(const CaseSpec&, const egpu::Options&);       \
+  EXTERN template CaseOutcome run_special<S>(int, Index, Index, Index, const egpu::Options&); \
+  EXTERN template Tally run_random_cases<S>(int, int, Index, const egpu::Options&);
+EGPU_TEST_GEMM_CASES(extern, float)
+EGPU_TEST_GEMM_CASES(extern, double)
+EGPU_TEST_GEMM_CASES(extern, std::complex<float>)
+EGPU_TEST_GEMM_CASES(extern, std::complex<double>)
+
 }  // namespace egpu_test

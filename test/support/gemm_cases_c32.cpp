@@ -1,0 +1,7 @@
+// The random product cases of support/gemm_cases.hpp for std::complex<float>, compiled once
+// for every test that runs them.
+#include "support/gemm_cases.hpp"
+
+namespace egpu_test {
+EGPU_TEST_GEMM_CASES(, std::complex<float>)
+}  // namespace egpu_test
