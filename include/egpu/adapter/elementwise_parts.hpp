@@ -1,0 +1,321 @@
+// Turns a coefficient-wise Eigen expression into the library's plain
+// ElementwiseProgram: a walk of the expression type at compile time, one
+// instruction per node. Leaves are the operands with direct access (any
+// strides, either layout, transposed, real()/imag() views); a transposed
+// subexpression transposes its leaves; a vector replicated along its length-one
+// side (colwise()/rowwise() broadcasting, replicate()) becomes a leaf with a
+// stride of 0; any other subexpression without direct access is evaluated by
+// Eigen into a temporary that becomes a leaf. A functor the GPU has no
+// operation for is a compile-time error that names it
+// (egpu_gpu_cannot_run_this_functor<F>).
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "egpu/adapter/describe.hpp"
+#include "egpu/detail/elementwise_program.hpp"
+
+namespace egpu::detail {
+
+template <class T> struct value_kind_of;
+template <> struct value_kind_of<float> { static constexpr ValueKind value = ValueKind::f32; };
+template <> struct value_kind_of<double> { static constexpr ValueKind value = ValueKind::f64; };
+template <> struct value_kind_of<std::complex<float>> { static constexpr ValueKind value = ValueKind::c32; };
+template <> struct value_kind_of<std::complex<double>> { static constexpr ValueKind value = ValueKind::c64; };
+template <> struct value_kind_of<bool> { static constexpr ValueKind value = ValueKind::boolean; };
+
+template <class T>
+constexpr bool is_element_scalar_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                     std::is_same_v<T, std::complex<float>> ||
+                                     std::is_same_v<T, std::complex<double>>;
+
+// ---- functors -----------------------------------------------------------------
+// ew_op<F>::value is the operation of Eigen's functor F; `known` is false for
+// anything else.
+template <class F> struct ew_op {
+  static constexpr bool known = false;
+  static constexpr EwOp value = EwOp::load;
+};
+
+#define EGPU_EW_FUNCTOR(FUNCTOR, OP)                          \
+  template <class... A>                                       \
+  struct ew_op<Eigen::internal::FUNCTOR<A...>> {              \
+    static constexpr bool known = true;                       \
+    static constexpr EwOp value = EwOp::OP;                   \
+  };
+EGPU_EW_FUNCTOR(scalar_opposite_op, negate)
+EGPU_EW_FUNCTOR(scalar_abs_op, abs)
+EGPU_EW_FUNCTOR(scalar_abs2_op, abs2)
+EGPU_EW_FUNCTOR(scalar_sqrt_op, sqrt)
+EGPU_EW_FUNCTOR(scalar_rsqrt_op, rsqrt)
+EGPU_EW_FUNCTOR(scalar_square_op, square)
+EGPU_EW_FUNCTOR(scalar_cube_op, cube)
+EGPU_EW_FUNCTOR(scalar_inverse_op, inverse)
+EGPU_EW_FUNCTOR(scalar_exp_op, exp)
+EGPU_EW_FUNCTOR(scalar_expm1_op, expm1)
+EGPU_EW_FUNCTOR(scalar_log_op, log)
+EGPU_EW_FUNCTOR(scalar_log1p_op, log1p)
+EGPU_EW_FUNCTOR(scalar_log10_op, log10)
+EGPU_EW_FUNCTOR(scalar_sin_op, sin)
+EGPU_EW_FUNCTOR(scalar_cos_op, cos)
+EGPU_EW_FUNCTOR(scalar_tan_op, tan)
+EGPU_EW_FUNCTOR(scalar_asin_op, asin)
+EGPU_EW_FUNCTOR(scalar_acos_op, acos)
+EGPU_EW_FUNCTOR(scalar_atan_op, atan)
+EGPU_EW_FUNCTOR(scalar_sinh_op, sinh)
+EGPU_EW_FUNCTOR(scalar_cosh_op, cosh)
+EGPU_EW_FUNCTOR(scalar_tanh_op, tanh)
+EGPU_EW_FUNCTOR(scalar_floor_op, floor)
+EGPU_EW_FUNCTOR(scalar_ceil_op, ceil)
+EGPU_EW_FUNCTOR(scalar_round_op, round)
+EGPU_EW_FUNCTOR(scalar_real_op, real)
+EGPU_EW_FUNCTOR(scalar_imag_op, imag)
+EGPU_EW_FUNCTOR(scalar_conjugate_op, conj)
+EGPU_EW_FUNCTOR(scalar_arg_op, arg)
+EGPU_EW_FUNCTOR(scalar_boolean_not_op, logical_not)
+EGPU_EW_FUNCTOR(scalar_cast_op, cast)
+EGPU_EW_FUNCTOR(scalar_sum_op, add)
+EGPU_EW_FUNCTOR(scalar_difference_op, sub)
+EGPU_EW_FUNCTOR(scalar_product_op, mul)
+EGPU_EW_FUNCTOR(scalar_quotient_op, div)
+EGPU_EW_FUNCTOR(scalar_pow_op, pow)
+#undef EGPU_EW_FUNCTOR
+
+// Eigen's && and || of boolean arrays (plain structs, not templates).
+template <>
+struct ew_op<Eigen::internal::scalar_boolean_and_op> {
+  static constexpr bool known = true;
+  static constexpr EwOp value = EwOp::logical_and;
+};
+template <>
+struct ew_op<Eigen::internal::scalar_boolean_or_op> {
+  static constexpr bool known = true;
+  static constexpr EwOp value = EwOp::logical_or;
+};
+
+// min and max with Eigen's default NaN rule (PropagateFast: std::min and
+// std::max, which return their first argument when either is NaN).
+template <class L, class R>
+struct ew_op<Eigen::internal::scalar_min_op<L, R, Eigen::PropagateFast>> {
+  static constexpr bool known = true;
+  static constexpr EwOp value = EwOp::min;
+};
+template <class L, class R>
+struct ew_op<Eigen::internal::scalar_max_op<L, R, Eigen::PropagateFast>> {
+  static constexpr bool known = true;
+  static constexpr EwOp value = EwOp::max;
+};
+
+#define EGPU_EW_COMPARISON(CMP, OP)                                     \
+  template <class L, class R>                                           \
+  struct ew_op<Eigen::internal::scalar_cmp_op<L, R, Eigen::internal::CMP>> { \
+    static constexpr bool known = true;                                 \
+    static constexpr EwOp value = EwOp::OP;                             \
+  };
+EGPU_EW_COMPARISON(cmp_EQ, eq)
+EGPU_EW_COMPARISON(cmp_NEQ, ne)
+EGPU_EW_COMPARISON(cmp_LT, lt)
+EGPU_EW_COMPARISON(cmp_LE, le)
+EGPU_EW_COMPARISON(cmp_GT, gt)
+EGPU_EW_COMPARISON(cmp_GE, ge)
+#undef EGPU_EW_COMPARISON
+
+// Instantiated for a functor without a GPU operation: the compiler's message
+// names the functor (a unaryExpr / binaryExpr lambda, or an Eigen functor
+// egpu does not run).
+template <class F>
+struct egpu_gpu_cannot_run_this_functor {
+  static_assert(ew_op<F>::known,
+                "egpu::gpu: this coefficient-wise functor has no GPU implementation (a custom functor or lambda in "
+                "unaryExpr/binaryExpr, or an Eigen operation egpu does not run); the functor is named in the "
+                "instantiation of egpu_gpu_cannot_run_this_functor<F> below");
+  static constexpr EwOp value = ew_op<F>::value;
+};
+
+// ---- the walk -----------------------------------------------------------------------
+
+// Collects the program and owns the temporaries its leaves may point at.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(ElementwiseProgram& program, std::vector<std::shared_ptr<void>>& temporaries)
+      : m_program(program), m_temporaries(temporaries) {}
+
+  int emit(EwOp op, ValueKind type, int x = -1, int y = -1, int z = -1, int index = -1) {
+    EwInstr in;
+    in.op = op;
+    in.type = type;
+    in.x = static_cast<std::int16_t>(x);
+    in.y = static_cast<std::int16_t>(y);
+    in.z = static_cast<std::int16_t>(z);
+    in.index = index;
+    m_program.code.push_back(in);
+    return static_cast<int>(m_program.code.size()) - 1;
+  }
+  ValueKind type_of(int instr) const { return m_program.code[static_cast<std::size_t>(instr)].type; }
+
+  // A leaf: x as it is, or transposed.
+  template <class X>
+  int leaf(const X& x, bool transposed) {
+    using S = typename X::Scalar;
+    MatrixDesc d = describe(x);
+    if (transposed) transpose(d);
+    m_program.leaves.push_back(EwLeaf{scalar_kind_of<S>::value, d});
+    return emit(EwOp::load, value_kind_of<S>::value, -1, -1, -1, static_cast<int>(m_program.leaves.size()) - 1);
+  }
+  // A vector replicated along its length-one side: strides of 0 there.
+  template <class X>
+  int broadcast_leaf(const X& x, Eigen::Index rows, Eigen::Index cols, bool transposed) {
+    using S = typename X::Scalar;
+    MatrixDesc d = describe(x);
+    if (x.rows() == 1) d.row_stride = 0;
+    if (x.cols() == 1) d.col_stride = 0;
+    d.rows = rows;
+    d.cols = cols;
+    if (transposed) transpose(d);
+    m_program.leaves.push_back(EwLeaf{scalar_kind_of<S>::value, d});
+    return emit(EwOp::load, value_kind_of<S>::value, -1, -1, -1, static_cast<int>(m_program.leaves.size()) - 1);
+  }
+  // Keeps an evaluated subexpression alive for as long as the program.
+  template <class Plain>
+  const Plain& keep(Plain&& plain) {
+    auto owned = std::make_shared<std::remove_reference_t<Plain>>(std::forward<Plain>(plain));
+    m_temporaries.push_back(owned);
+    return *owned;
+  }
+  template <class S>
+  int constant(const S& value) {
+    m_program.constants.push_back(std::complex<double>(value));
+    return emit(EwOp::constant, value_kind_of<S>::value, -1, -1, -1,
+                static_cast<int>(m_program.constants.size()) - 1);
+  }
+
+ private:
+  static void transpose(MatrixDesc& d) {
+    std::swap(d.rows, d.cols);
+    std::swap(d.row_stride, d.col_stride);
+  }
+  ElementwiseProgram& m_program;
+  std::vector<std::shared_ptr<void>>& m_temporaries;
+};
+
+// ew_node<Xpr>::emit(x, builder, transposed) appends x's instructions and
+// returns the index of the one holding its value. The general case: a leaf if
+// x has direct access, else an Eigen-evaluated temporary.
+template <class Xpr>
+struct ew_node {
+  static int emit(const Xpr& x, ProgramBuilder& b, bool transposed) {
+    using S = typename Xpr::Scalar;
+    static_assert(is_element_scalar_v<S>,
+                  "egpu::gpu: the leaves of a coefficient-wise expression are float, double, std::complex<float> or "
+                  "std::complex<double> (booleans only as comparisons inside the expression)");
+    if constexpr (has_direct_access_v<Xpr>) {
+      return b.leaf(x, transposed);
+    } else {
+      return b.leaf(b.keep(typename Xpr::PlainObject(x)), transposed);
+    }
+  }
+};
+
+template <class X>
+int ew_emit(const X& x, ProgramBuilder& b, bool transposed) {
+  return ew_node<X>::emit(x, b, transposed);
+}
+
+template <class F, class X>
+struct ew_node<Eigen::CwiseUnaryOp<F, X>> {
+  static int emit(const Eigen::CwiseUnaryOp<F, X>& x, ProgramBuilder& b, bool transposed) {
+    constexpr EwOp op = egpu_gpu_cannot_run_this_functor<F>::value;
+    const int a = ew_emit(x.nestedExpression(), b, transposed);
+    return b.emit(op, value_kind_of<typename Eigen::CwiseUnaryOp<F, X>::Scalar>::value, a);
+  }
+};
+
+template <class F, class L, class R>
+struct ew_node<Eigen::CwiseBinaryOp<F, L, R>> {
+  static int emit(const Eigen::CwiseBinaryOp<F, L, R>& x, ProgramBuilder& b, bool transposed) {
+    constexpr EwOp op = egpu_gpu_cannot_run_this_functor<F>::value;
+    const int l = ew_emit(x.lhs(), b, transposed);
+    const int r = ew_emit(x.rhs(), b, transposed);
+    return b.emit(op, value_kind_of<typename Eigen::CwiseBinaryOp<F, L, R>::Scalar>::value, l, r);
+  }
+};
+
+// A constant (a scalar in the expression: 2.0 * a, a + 1, select(a, 0.0)).
+template <class S, class P>
+struct ew_node<Eigen::CwiseNullaryOp<Eigen::internal::scalar_constant_op<S>, P>> {
+  static int emit(const Eigen::CwiseNullaryOp<Eigen::internal::scalar_constant_op<S>, P>& x, ProgramBuilder& b,
+                  bool) {
+    return b.constant(x.functor().m_other);
+  }
+};
+
+template <class X>
+struct ew_node<Eigen::ArrayWrapper<X>> {
+  static int emit(const Eigen::ArrayWrapper<X>& x, ProgramBuilder& b, bool transposed) {
+    return ew_emit(x.nestedExpression(), b, transposed);
+  }
+};
+template <class X>
+struct ew_node<Eigen::MatrixWrapper<X>> {
+  static int emit(const Eigen::MatrixWrapper<X>& x, ProgramBuilder& b, bool transposed) {
+    return ew_emit(x.nestedExpression(), b, transposed);
+  }
+};
+
+// transpose() of a subexpression: its leaves, transposed.
+template <class X>
+struct ew_node<Eigen::Transpose<X>> {
+  static int emit(const Eigen::Transpose<X>& x, ProgramBuilder& b, bool transposed) {
+    if constexpr (has_direct_access_v<Eigen::Transpose<X>>)
+      return b.leaf(x, transposed);
+    else
+      return ew_emit(x.nestedExpression(), b, !transposed);
+  }
+};
+
+template <class C, class T, class E>
+struct ew_node<Eigen::Select<C, T, E>> {
+  static int emit(const Eigen::Select<C, T, E>& x, ProgramBuilder& b, bool transposed) {
+    const int c = ew_emit(x.conditionMatrix(), b, transposed);
+    const int t = ew_emit(x.thenMatrix(), b, transposed);
+    const int e = ew_emit(x.elseMatrix(), b, transposed);
+    return b.emit(EwOp::select, value_kind_of<typename Eigen::Select<C, T, E>::Scalar>::value, c, t, e);
+  }
+};
+
+// Broadcasting: a vector with direct access replicated along its length-one
+// side is a leaf with a stride of 0 there; any other replicate is evaluated.
+template <class X, int RowFactor, int ColFactor>
+struct ew_node<Eigen::Replicate<X, RowFactor, ColFactor>> {
+  using Xpr = Eigen::Replicate<X, RowFactor, ColFactor>;
+  static int emit(const Xpr& x, ProgramBuilder& b, bool transposed) {
+    using Nested = std::remove_const_t<std::remove_reference_t<decltype(x.nestedExpression())>>;
+    const auto& v = x.nestedExpression();
+    if constexpr (has_direct_access_v<Nested> && is_element_scalar_v<typename Nested::Scalar>) {
+      const bool rows_ok = v.rows() == 1 || v.rows() == x.rows();
+      const bool cols_ok = v.cols() == 1 || v.cols() == x.cols();
+      if (rows_ok && cols_ok) return b.broadcast_leaf(v, x.rows(), x.cols(), transposed);
+    }
+    return b.leaf(b.keep(typename Xpr::PlainObject(x)), transposed);
+  }
+};
+
+// The program of x; leaves may point into `temporaries`.
+template <class Xpr>
+ElementwiseProgram describe_elementwise(const Xpr& x, std::vector<std::shared_ptr<void>>& temporaries) {
+  ElementwiseProgram program;
+  program.rows = x.rows();
+  program.cols = x.cols();
+  ProgramBuilder builder(program, temporaries);
+  ew_emit(x, builder, false);
+  return program;
+}
+
+}  // namespace egpu::detail
