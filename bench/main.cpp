@@ -23,11 +23,14 @@ constexpr Subcommand kSubcommands[] = {
     {"gemm", egpu_bench::run_gemm,
      "device-resident own kernel (gemm_tiled) against cuBLAS: TFLOP/s and errors vs fp64,\n"
      "             per scalar, shape, ops and float math mode (exact, tf32, tf32x3)"},
+    {"elementwise", egpu_bench::run_elementwise,
+     "device-resident fused coefficient-wise expressions: egpu's generated kernel against a\n"
+     "             hand-written nvcc kernel and the device-to-device copy rate; first-call compile time"},
 };
 
 void usage(std::FILE* out) {
   std::fprintf(out, "usage: egpu-bench <subcommand> [options]   (egpu-bench <subcommand> --help)\n\nsubcommands:\n");
-  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-10s %s\n", s.name, s.summary);
+  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-11s %s\n", s.name, s.summary);
 }
 
 }  // namespace

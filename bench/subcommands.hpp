@@ -17,4 +17,8 @@ int run_ooc(int argc, char** argv);
 // errors against an fp64 reference, per scalar, shape, ops and math mode.
 int run_gemm(int argc, char** argv);
 
+// Fused coefficient-wise expressions on device-resident data: egpu's
+// generated kernels against hand-written ones and the copy rate.
+int run_elementwise(int argc, char** argv);
+
 }  // namespace egpu_bench

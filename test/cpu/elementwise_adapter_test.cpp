@@ -21,6 +21,7 @@
 
 #include "egpu/adapter/elementwise_parts.hpp"
 #include "egpu/error.hpp"
+#include "support/elementwise_forms.hpp"
 #include "support/elementwise_reference.hpp"
 #include "support/test_support.hpp"
 
@@ -56,27 +57,6 @@ template <class T> bool same_value(T a, T b) {
     if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
     return a == b;
   }
-}
-
-// Random values with NaN, +-Inf and zeros sprinkled in.
-template <class S> S sprinkled() {
-  using R = typename Eigen::NumTraits<S>::Real;
-  auto part = []() -> R {
-    const Index u = uniform_index(0, 99);
-    if (u < 3) return std::numeric_limits<R>::quiet_NaN();
-    if (u < 5) return std::numeric_limits<R>::infinity();
-    if (u < 7) return -std::numeric_limits<R>::infinity();
-    if (u < 10) return R(0);
-    return R(2) * random_scalar<R>();
-  };
-  if constexpr (Eigen::NumTraits<S>::IsComplex) return S(part(), part());
-  else return part();
-}
-template <class M> M sprinkled(Index rows, Index cols) {
-  M m(rows, cols);
-  for (Index j = 0; j < cols; ++j)
-    for (Index i = 0; i < rows; ++i) m(i, j) = sprinkled<typename M::Scalar>();
-  return m;
 }
 
 // The program of xpr, run by the interpreter, against xpr's own coefficients.
@@ -219,44 +199,7 @@ BOOST_AUTO_TEST_CASE(subexpressions_without_direct_access_become_temporaries) {
 // The described programs compute Eigen's result.
 
 template <class S> void run_forms(Index rows, Index cols) {
-  using R = typename Eigen::NumTraits<S>::Real;
-  using A = Eigen::Array<S, Eigen::Dynamic, Eigen::Dynamic>;
-  using M = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
-  using RowA = Eigen::Array<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const A a = sprinkled<A>(rows, cols), b = sprinkled<A>(rows, cols);
-  const M ma = a.matrix(), mb = b.matrix();
-  const RowA rb = sprinkled<RowA>(rows, cols);
-  const A big = sprinkled<A>(rows + 3, cols + 2);
-  const auto blk = big.block(2, 1, rows, cols);
-  const Eigen::Matrix<S, Eigen::Dynamic, 1> v = sprinkled<Eigen::Matrix<S, Eigen::Dynamic, 1>>(rows, 1);
-  const Eigen::Matrix<S, 1, Eigen::Dynamic> r = sprinkled<Eigen::Matrix<S, 1, Eigen::Dynamic>>(1, cols);
-  const A at = sprinkled<A>(cols, rows);
-
-  check_program(a * b + a.exp(), "a*b+exp(a)");
-  check_program(R(2) * a.sin() - b / (R(1) + a.abs()), "2 sin(a) - b / (1 + |a|)");
-  check_program(ma.cwiseProduct(mb) + ma.cwiseAbs2(), "A.cwiseProduct(B) + A.cwiseAbs2()");
-  check_program(ma.colwise() - v, "A.colwise() - v");
-  check_program(ma.rowwise() + r, "A.rowwise() + r");
-  check_program(rb * blk + at.transpose(), "row-major * block + transposed");
-  check_program((at + at.square()).transpose() * a, "transposed subexpression");
-  check_program((a + b).transpose().transpose() * a.square(), "twice transposed subexpression");
-  check_program(a.sqrt() + a.rsqrt() + a.cube() + a.inverse() + a.expm1() + a.log() + a.log1p() + a.log10(),
-                "roots, powers, logarithms");
-  check_program(a.cos() * a.tan() + a.asin() - a.acos() + a.atan() + a.sinh() * a.cosh() - a.tanh(),
-                "trigonometric and hyperbolic");
-  check_program(a.abs2() + a.abs() + (-a).abs(), "abs, abs2, negate");
-  check_program(a.template cast<std::complex<double>>() + b.template cast<std::complex<double>>(), "casts");
-  if constexpr (Eigen::NumTraits<S>::IsComplex) {
-    check_program(a.real() * b.imag() + a.conjugate().real() + a.arg(), "real imag conj arg");
-    check_program(a.pow(b), "pow");
-    check_program((a == b).select(a, b * S(R(0.5), R(-1))), "== select");
-  } else {
-    check_program((a > R(0)).select(a, R(0.1) * a), "select(a > 0)");
-    check_program(a.min(b) + a.max(b) + a.floor() + a.ceil() + a.round(), "min max floor ceil round");
-    check_program(a.abs().pow(R(2.5)) + a.pow(b), "pow");
-    check_program(((a < b) && (a >= R(-1))).select(a, b) + (!(a <= b) || (a != b)).template cast<R>(),
-                  "comparisons, logic, bool cast");
-  }
+  for_each_form<S>(rows, cols, [](const auto& xpr, const char* what) { check_program(xpr, what); });
 }
 
 using Scalars = boost::mpl::list<float, double, std::complex<float>, std::complex<double>>;

@@ -1,0 +1,177 @@
+#include "runtime/runtime_kernels.hpp"
+
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "egpu/error.hpp"
+#include "runtime/cuda_check.hpp"
+
+namespace egpu::runtime {
+namespace {
+
+void nvrtc_check(nvrtcResult status, const char* what) {
+  if (status != NVRTC_SUCCESS) throw egpu::error(std::string(what) + " failed: " + nvrtcGetErrorString(status));
+}
+
+// What to compile for: the device's own architecture when NVRTC knows it
+// (a cubin), else PTX of the newest architecture it knows, which the driver
+// compiles on loading.
+struct Target {
+  int arch = 0;
+  bool cubin = true;
+  std::string option() const { return std::string(cubin ? "--gpu-architecture=sm_" : "--gpu-architecture=compute_") + std::to_string(arch); }
+  std::string tag() const { return (cubin ? "sm" : "compute") + std::to_string(arch); }
+};
+
+Target target_for(int device) {
+  int major = 0, minor = 0;
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+  const int arch = 10 * major + minor;
+  int count = 0;
+  nvrtc_check(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  std::vector<int> archs(static_cast<std::size_t>(count));
+  nvrtc_check(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  Target t;
+  if (std::find(archs.begin(), archs.end(), arch) != archs.end()) {
+    t.arch = arch;
+    return t;
+  }
+  t.cubin = false;
+  for (int a : archs)
+    if (a <= arch) t.arch = std::max(t.arch, a);
+  if (t.arch == 0) throw egpu::error("NVRTC cannot compile for compute capability " + std::to_string(arch));
+  return t;
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::vector<char> compile(const std::string& source, const Target& target) {
+  nvrtcProgram program = nullptr;
+  nvrtc_check(nvrtcCreateProgram(&program, source.c_str(), "egpu_runtime_kernel.cu", 0, nullptr, nullptr),
+              "nvrtcCreateProgram");
+  const std::string arch = target.option();
+  const char* options[] = {arch.c_str(), "--std=c++17"};
+  const nvrtcResult built = nvrtcCompileProgram(program, 2, options);
+  std::string log;
+  std::size_t log_size = 0;
+  if (nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    log.resize(log_size);
+    (void)nvrtcGetProgramLog(program, log.data());
+  }
+  std::vector<char> image;
+  if (built == NVRTC_SUCCESS) {
+    std::size_t size = 0;
+    const nvrtcResult got = target.cubin ? nvrtcGetCUBINSize(program, &size) : nvrtcGetPTXSize(program, &size);
+    if (got == NVRTC_SUCCESS) {
+      image.resize(size);
+      (void)(target.cubin ? nvrtcGetCUBIN(program, image.data()) : nvrtcGetPTX(program, image.data()));
+    }
+  }
+  (void)nvrtcDestroyProgram(&program);
+  if (built != NVRTC_SUCCESS || image.empty())
+    throw egpu::error("egpu: NVRTC could not compile a generated kernel (" + std::string(nvrtcGetErrorString(built)) +
+                      "); this is a bug in egpu. The compiler said:\n" + log.substr(0, 4000));
+  return image;
+}
+
+// On disk: the source, then the image; a file whose source differs (a hash
+// collision) or that cannot be read is ignored.
+std::string disk_path(const std::string& source, const Target& target) {
+  const char* dir = std::getenv("EGPU_CACHE_DIR");
+  if (dir == nullptr || *dir == '\0') return {};
+  char name[64];
+  std::snprintf(name, sizeof name, "/egpu-%016llx-%s.bin", static_cast<unsigned long long>(fnv1a(source)),
+                target.tag().c_str());
+  return std::string(dir) + name;
+}
+
+bool read_from_disk(const std::string& path, const std::string& source, std::vector<char>& image) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (all.size() <= source.size() + 1 || all.compare(0, source.size(), source) != 0 || all[source.size()] != '\0')
+    return false;
+  image.assign(all.begin() + static_cast<std::ptrdiff_t>(source.size()) + 1, all.end());
+  return true;
+}
+
+void write_to_disk(const std::string& path, const std::string& source, const std::vector<char>& image) {
+  // Written under a unique name, then renamed: readers never see half a file.
+  const std::string tmp = path + "." + std::to_string(reinterpret_cast<std::uintptr_t>(&image)) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return;  // the cache is an optimisation: an unwritable folder only costs a compile
+    out.write(source.data(), static_cast<std::streamsize>(source.size()));
+    out.put('\0');
+    out.write(image.data(), static_cast<std::streamsize>(image.size()));
+    if (!out) return;
+  }
+  (void)std::rename(tmp.c_str(), path.c_str());
+}
+
+std::mutex g_mutex;
+std::map<std::string, cudaKernel_t> g_loaded;  // key: prelude address, target tag, name, text
+std::map<int, Target> g_targets;             // by device
+RuntimeKernelStats g_stats;
+
+}  // namespace
+
+cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const char* name, int device) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto known = g_targets.find(device);
+  if (known == g_targets.end()) known = g_targets.emplace(device, target_for(device)).first;
+  const Target& target = known->second;
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "%p\n", static_cast<const void*>(prelude));
+  const std::string key = prefix + target.tag() + "\n" + name + "\n" + text;
+  if (auto it = g_loaded.find(key); it != g_loaded.end()) {
+    ++g_stats.from_memory;
+    return it->second;
+  }
+  const std::string source = std::string(prelude) + "\n" + text;
+  std::vector<char> image;
+  const std::string path = disk_path(source, target);
+  if (!path.empty() && read_from_disk(path, source, image)) {
+    ++g_stats.from_disk;
+  } else {
+    const auto start = std::chrono::steady_clock::now();
+    image = compile(source, target);
+    g_stats.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++g_stats.compiled;
+    if (!path.empty()) write_to_disk(path, source, image);
+  }
+  // A library is loaded into every device's context as it is used; it stays
+  // loaded for the life of the process, as the kernels compiled in do.
+  cudaLibrary_t library = nullptr;
+  cuda_check(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+             "cudaLibraryLoadData (a generated kernel)");
+  cudaKernel_t kernel = nullptr;
+  cuda_check(cudaLibraryGetKernel(&kernel, library, name), "cudaLibraryGetKernel (a generated kernel)");
+  g_loaded.emplace(key, kernel);
+  return kernel;
+}
+
+RuntimeKernelStats runtime_kernel_stats() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_stats;
+}
+
+}  // namespace egpu::runtime

@@ -1,0 +1,29 @@
+// Kernels compiled while the program runs: CUDA source compiled by NVRTC
+// for the device in use, loaded once and kept for the life of the process.
+// A compiled image is also kept on disk when EGPU_CACHE_DIR names a folder,
+// so a later process skips the compiler. A source is a fixed prelude (the
+// device code every kernel of a family shares, kept by the caller for the
+// life of the process) and the kernel's own text; the same pair asked for
+// again is found, not compiled again.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace egpu::runtime {
+
+// The kernel `name` of prelude + text, compiled for `device` (the current
+// one). Throws egpu::error with the compiler's log if it does not compile.
+cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const char* name, int device);
+
+// Counts since the process started, for benches and tests.
+struct RuntimeKernelStats {
+  long compiled = 0;      // by NVRTC in this process
+  long from_disk = 0;     // loaded from EGPU_CACHE_DIR
+  long from_memory = 0;   // found already loaded
+  double compile_seconds = 0;
+};
+RuntimeKernelStats runtime_kernel_stats();
+
+}  // namespace egpu::runtime

@@ -1,0 +1,168 @@
+// The generated coefficient-wise kernels, without a GPU: how each operand is
+// read (linear, broadcast column or row, strided; complex split where
+// misaligned), when 16-byte packs are used, the row-major destination turned
+// into column order, the source independent of pointers and constant values,
+// and every expression form of every scalar type compiled by NVRTC for
+// sm_90 (NVRTC is a host library: it needs no device).
+#define BOOST_TEST_MODULE elementwise_source
+#include <boost/mpl/list.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <nvrtc.h>
+
+#include <complex>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "egpu/adapter/elementwise_parts.hpp"
+#include "egpu/error.hpp"
+#include "kernels/elementwise/elementwise_source.hpp"
+#include "support/elementwise_forms.hpp"
+
+using namespace egpu_test;
+namespace ed = egpu::detail;
+namespace ek = egpu::kernels;
+using ek::EwAccess;
+
+namespace {
+
+template <class X> ed::ElementwiseProgram program_of(const X& x, std::vector<std::shared_ptr<void>>& keep) {
+  ed::ElementwiseProgram p = ed::describe_elementwise(x, keep);
+  ed::validate(p);
+  return p;
+}
+
+template <class Dst> ed::MatrixDesc out_of(Dst& dst) { return ed::describe(dst); }
+
+// NVRTC's verdict and log for one source.
+std::string nvrtc_errors(const std::string& kernel) {
+  const std::string source = std::string(ek::elementwise_prelude()) + "\n" + kernel;
+  nvrtcProgram prog = nullptr;
+  if (nvrtcCreateProgram(&prog, source.c_str(), "test.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+    return "nvrtcCreateProgram failed";
+  const char* options[] = {"--gpu-architecture=sm_90", "--std=c++17"};
+  const nvrtcResult status = nvrtcCompileProgram(prog, 2, options);
+  std::string log;
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1) {
+    log.resize(size);
+    (void)nvrtcGetProgramLog(prog, log.data());
+  }
+  (void)nvrtcDestroyProgram(&prog);
+  return status == NVRTC_SUCCESS ? std::string() : std::string(nvrtcGetErrorString(status)) + "\n" + log;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(operands_are_read_by_their_cheapest_index) {
+  Eigen::MatrixXd a = Eigen::MatrixXd::Random(6, 5), big = Eigen::MatrixXd::Random(9, 8);
+  Eigen::VectorXd v = Eigen::VectorXd::Random(6);
+  Eigen::RowVectorXd r = Eigen::RowVectorXd::Random(5);
+  Eigen::MatrixXd out(6, 5);
+  std::vector<std::shared_ptr<void>> keep;
+  auto p = program_of((a.colwise() + v) + (a.rowwise() - r) + big.block(1, 1, 6, 5), keep);
+  ed::MatrixDesc o = out_of(out);
+  ek::to_destination_order(p, o);
+  const ek::EwKernelShape s = ek::choose_kernel_shape(p, o, ed::ScalarKind::f64);
+  BOOST_REQUIRE_EQUAL(s.leaves.size(), 5u);
+  BOOST_TEST((s.leaves[0].access == EwAccess::linear));
+  BOOST_TEST((s.leaves[1].access == EwAccess::column));
+  BOOST_TEST((s.leaves[2].access == EwAccess::linear));
+  BOOST_TEST((s.leaves[3].access == EwAccess::row));
+  BOOST_TEST((s.leaves[4].access == EwAccess::strided));
+  BOOST_TEST((s.out.access == EwAccess::linear));
+  // Eigen's allocations are 16-byte aligned: doubles go two at a time.
+  BOOST_TEST(s.packed);
+  BOOST_TEST(s.pack == 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_row_major_destination_is_written_in_its_own_order) {
+  using RowM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowM a = RowM::Random(4, 7), out(4, 7);
+  Eigen::MatrixXf c = Eigen::MatrixXf::Random(4, 7);
+  std::vector<std::shared_ptr<void>> keep;
+  auto p = program_of(a.array() * c.array(), keep);
+  ed::MatrixDesc o = out_of(out);
+  ek::to_destination_order(p, o);
+  BOOST_TEST(p.rows == 7);
+  BOOST_TEST(p.cols == 4);
+  BOOST_TEST(o.row_stride == 1);
+  BOOST_TEST(o.col_stride == 7);
+  const ek::EwKernelShape s = ek::choose_kernel_shape(p, o, ed::ScalarKind::f32);
+  BOOST_TEST((s.leaves[0].access == EwAccess::linear));   // the row-major operand
+  BOOST_TEST((s.leaves[1].access == EwAccess::strided));  // the column-major one
+  BOOST_TEST(s.packed);
+  BOOST_TEST(s.pack == 4);
+}
+
+BOOST_AUTO_TEST_CASE(misaligned_operands_lose_the_pack_and_complex_splits) {
+  std::vector<std::complex<float>> buf(64);
+  Eigen::Map<Eigen::ArrayXXcf> a(buf.data() + 1, 5, 6);  // 8-byte aligned, not 16
+  Eigen::ArrayXXcf out(5, 6);
+  std::vector<std::shared_ptr<void>> keep;
+  auto p = program_of(a * a, keep);
+  ed::MatrixDesc o = out_of(out);
+  ek::EwKernelShape s = ek::choose_kernel_shape(p, o, ed::ScalarKind::c32);
+  BOOST_TEST(!s.packed);
+  BOOST_TEST(!s.leaves[0].split_complex);
+  // A complex<float> at an address that is not a multiple of 8.
+  auto* raw = reinterpret_cast<std::complex<float>*>(reinterpret_cast<char*>(buf.data()) + 4);
+  Eigen::Map<Eigen::ArrayXXcf> m(raw, 5, 6);
+  auto q = program_of(m * m, keep);
+  s = ek::choose_kernel_shape(q, o, ed::ScalarKind::c32);
+  BOOST_TEST(s.leaves[0].split_complex);
+  BOOST_TEST(ek::elementwise_kernel_source(q, ed::ScalarKind::c32, s).find("ew::load_parts<ew::c32>") !=
+             std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_source_depends_on_the_expression_not_its_data) {
+  Eigen::ArrayXXd a = Eigen::ArrayXXd::Random(8, 3), b = Eigen::ArrayXXd::Random(8, 3), out(8, 3);
+  Eigen::ArrayXXd c = Eigen::ArrayXXd::Random(8, 3), d = Eigen::ArrayXXd::Random(8, 3);
+  std::vector<std::shared_ptr<void>> keep;
+  auto source = [&](const auto& x) {
+    auto p = program_of(x, keep);
+    ed::MatrixDesc o = out_of(out);
+    ek::to_destination_order(p, o);
+    return ek::elementwise_kernel_source(p, ed::ScalarKind::f64, ek::choose_kernel_shape(p, o, ed::ScalarKind::f64));
+  };
+  BOOST_TEST(source(2.0 * a + b.exp()) == source(-3.5 * c + d.exp()));
+  BOOST_TEST(source(2.0 * a + b.exp()) != source(2.0 * a + b.log()));
+}
+
+BOOST_AUTO_TEST_CASE(limits_and_type_mismatch_are_errors) {
+  Eigen::ArrayXXd a = Eigen::ArrayXXd::Random(3, 3);
+  Eigen::ArrayXXf out(3, 3);
+  std::vector<std::shared_ptr<void>> keep;
+  auto p = program_of(a + a, keep);
+  ed::MatrixDesc o = out_of(out);
+  const auto s = ek::choose_kernel_shape(p, o, ed::ScalarKind::f32);
+  BOOST_CHECK_THROW(ek::elementwise_kernel_source(p, ed::ScalarKind::f32, s), egpu::error);
+  for (int k = 0; k < 70; ++k) p.leaves.push_back(p.leaves[0]);
+  BOOST_CHECK_THROW(ek::choose_kernel_shape(p, o, ed::ScalarKind::f64), egpu::error);
+}
+
+using Scalars = boost::mpl::list<float, double, std::complex<float>, std::complex<double>>;
+
+// Every form of every scalar type, packed and not, compiles.
+BOOST_AUTO_TEST_CASE_TEMPLATE(every_form_compiles, S, Scalars) {
+  long compiled = 0;
+  for_each_form<S>(7, 5, [&](const auto& xpr, const char* what) {
+    using X = std::decay_t<decltype(xpr)>;
+    Eigen::Array<typename X::Scalar, Eigen::Dynamic, Eigen::Dynamic> out(xpr.rows(), xpr.cols());
+    std::vector<std::shared_ptr<void>> keep;
+    auto p = program_of(xpr, keep);
+    ed::MatrixDesc o = out_of(out);
+    ek::to_destination_order(p, o);
+    ek::EwKernelShape shape = ek::choose_kernel_shape(p, o, ed::scalar_kind_of<typename X::Scalar>::value);
+    BOOST_TEST(shape.packed, what);
+    for (bool packed : {true, false}) {
+      shape.packed = packed;
+      const std::string errors =
+          nvrtc_errors(ek::elementwise_kernel_source(p, ed::scalar_kind_of<typename X::Scalar>::value, shape));
+      BOOST_TEST(errors.empty(), what << (packed ? " (packed): " : " (not packed): ") << errors.substr(0, 3000));
+      ++compiled;
+    }
+  });
+  BOOST_TEST(compiled >= 24);
+}
