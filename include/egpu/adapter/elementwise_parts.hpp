@@ -43,13 +43,14 @@ template <class F> struct ew_op {
   static constexpr bool known = false;
   static constexpr EwOp value = EwOp::load;
 };
+template <EwOp Op> struct ew_known {
+  static constexpr bool known = true;
+  static constexpr EwOp value = Op;
+};
 
-#define EGPU_EW_FUNCTOR(FUNCTOR, OP)                          \
-  template <class... A>                                       \
-  struct ew_op<Eigen::internal::FUNCTOR<A...>> {              \
-    static constexpr bool known = true;                       \
-    static constexpr EwOp value = EwOp::OP;                   \
-  };
+#define EGPU_EW_FUNCTOR(FUNCTOR, OP) \
+  template <class... A>              \
+  struct ew_op<Eigen::internal::FUNCTOR<A...>> : ew_known<EwOp::OP> {};
 EGPU_EW_FUNCTOR(scalar_opposite_op, negate)
 EGPU_EW_FUNCTOR(scalar_abs_op, abs)
 EGPU_EW_FUNCTOR(scalar_abs2_op, abs2)
@@ -89,36 +90,19 @@ EGPU_EW_FUNCTOR(scalar_pow_op, pow)
 #undef EGPU_EW_FUNCTOR
 
 // Eigen's && and || of boolean arrays (plain structs, not templates).
-template <>
-struct ew_op<Eigen::internal::scalar_boolean_and_op> {
-  static constexpr bool known = true;
-  static constexpr EwOp value = EwOp::logical_and;
-};
-template <>
-struct ew_op<Eigen::internal::scalar_boolean_or_op> {
-  static constexpr bool known = true;
-  static constexpr EwOp value = EwOp::logical_or;
-};
+template <> struct ew_op<Eigen::internal::scalar_boolean_and_op> : ew_known<EwOp::logical_and> {};
+template <> struct ew_op<Eigen::internal::scalar_boolean_or_op> : ew_known<EwOp::logical_or> {};
 
 // min and max with Eigen's default NaN rule (PropagateFast: std::min and
 // std::max, which return their first argument when either is NaN).
 template <class L, class R>
-struct ew_op<Eigen::internal::scalar_min_op<L, R, Eigen::PropagateFast>> {
-  static constexpr bool known = true;
-  static constexpr EwOp value = EwOp::min;
-};
+struct ew_op<Eigen::internal::scalar_min_op<L, R, Eigen::PropagateFast>> : ew_known<EwOp::min> {};
 template <class L, class R>
-struct ew_op<Eigen::internal::scalar_max_op<L, R, Eigen::PropagateFast>> {
-  static constexpr bool known = true;
-  static constexpr EwOp value = EwOp::max;
-};
+struct ew_op<Eigen::internal::scalar_max_op<L, R, Eigen::PropagateFast>> : ew_known<EwOp::max> {};
 
-#define EGPU_EW_COMPARISON(CMP, OP)                                     \
-  template <class L, class R>                                           \
-  struct ew_op<Eigen::internal::scalar_cmp_op<L, R, Eigen::internal::CMP>> { \
-    static constexpr bool known = true;                                 \
-    static constexpr EwOp value = EwOp::OP;                             \
-  };
+#define EGPU_EW_COMPARISON(CMP, OP) \
+  template <class L, class R>       \
+  struct ew_op<Eigen::internal::scalar_cmp_op<L, R, Eigen::internal::CMP>> : ew_known<EwOp::OP> {};
 EGPU_EW_COMPARISON(cmp_EQ, eq)
 EGPU_EW_COMPARISON(cmp_NEQ, ne)
 EGPU_EW_COMPARISON(cmp_LT, lt)
