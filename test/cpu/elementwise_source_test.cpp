@@ -18,7 +18,9 @@
 #include "egpu/adapter/elementwise_parts.hpp"
 #include "egpu/error.hpp"
 #include "kernels/elementwise/elementwise_source.hpp"
+#include "kernels/elementwise/ew_params.h"
 #include "support/elementwise_forms.hpp"
+#include "support/random_programs.hpp"
 
 using namespace egpu_test;
 namespace ed = egpu::detail;
@@ -165,4 +167,34 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_form_compiles, S, Scalars) {
     }
   });
   BOOST_TEST(compiled >= 24);
+}
+
+// The random programs the GPU test runs are programs Eigen could describe
+// (validate() accepts them), and their kernels compile.
+BOOST_AUTO_TEST_CASE(random_programs_validate_and_compile) {
+  int compiled = 0;
+  for (int t = 0; t < scaled_count(400); ++t) {
+    const auto result = static_cast<ed::ValueKind>(uniform_index(0, 3));
+    const RandomProgram r = random_program(uniform_index(0, 9), uniform_index(0, 9), result,
+                                           static_cast<int>(uniform_index(1, 6)));
+    BOOST_CHECK_NO_THROW(ed::validate(r.program));
+    if (t % 20 != 0 || r.program.leaves.size() > EGPU_EW_MAX_LEAVES ||
+        r.program.constants.size() > EGPU_EW_MAX_CONSTANTS)
+      continue;
+    ed::MatrixDesc o;
+    o.rows = r.program.rows;
+    o.cols = r.program.cols;
+    o.col_stride = o.rows;
+    std::vector<std::complex<double>> out(static_cast<std::size_t>(o.rows * o.cols) + 1);
+    o.data = out.data();
+    const auto scalar = result == ed::ValueKind::f32   ? ed::ScalarKind::f32
+                        : result == ed::ValueKind::f64 ? ed::ScalarKind::f64
+                        : result == ed::ValueKind::c32 ? ed::ScalarKind::c32
+                                                       : ed::ScalarKind::c64;
+    const std::string errors =
+        nvrtc_errors(ek::elementwise_kernel_source(r.program, scalar, ek::choose_kernel_shape(r.program, o, scalar)));
+    BOOST_TEST(errors.empty(), "random program " << t << ": " << errors.substr(0, 3000));
+    ++compiled;
+  }
+  BOOST_TEST(compiled >= 10);
 }

@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <stdexcept>
@@ -170,8 +171,8 @@ template <class L, class R> EwValue binary(EwOp op, L x, R y) {
 }
 }  // namespace ew_ref
 
-// The program's value at (i, j).
-inline EwValue evaluate_at(const ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
+// The value of every instruction of the program at (i, j).
+inline std::vector<EwValue> evaluate_all(const ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
   std::vector<EwValue> values(p.code.size());
   for (std::size_t t = 0; t < p.code.size(); ++t) {
     const EwInstr& in = p.code[t];
@@ -215,7 +216,23 @@ inline EwValue evaluate_at(const ElementwiseProgram& p, std::int64_t i, std::int
         }
     }
   }
-  return values.back();
+  return values;
+}
+
+// The program's value at (i, j).
+inline EwValue evaluate_at(const ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
+  return evaluate_all(p, i, j).back();
+}
+
+// Whether a complex value with an infinite or NaN part arises anywhere in the
+// program at (i, j): there C's complex arithmetic (Annex G) recovers
+// infinities that plain formulas turn into NaN.
+inline bool complex_non_finite_inside(const ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
+  for (const EwValue& v : evaluate_all(p, i, j)) {
+    if (v.kind == ValueKind::c32 && !(std::isfinite(v.cf.real()) && std::isfinite(v.cf.imag()))) return true;
+    if (v.kind == ValueKind::c64 && !(std::isfinite(v.cd.real()) && std::isfinite(v.cd.imag()))) return true;
+  }
+  return false;
 }
 
 }  // namespace egpu_test

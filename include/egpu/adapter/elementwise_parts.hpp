@@ -132,15 +132,7 @@ class ProgramBuilder {
       : m_program(program), m_temporaries(temporaries) {}
 
   int emit(EwOp op, ValueKind type, int x = -1, int y = -1, int z = -1, int index = -1) {
-    EwInstr in;
-    in.op = op;
-    in.type = type;
-    in.x = static_cast<std::int16_t>(x);
-    in.y = static_cast<std::int16_t>(y);
-    in.z = static_cast<std::int16_t>(z);
-    in.index = index;
-    m_program.code.push_back(in);
-    return static_cast<int>(m_program.code.size()) - 1;
+    return detail::emit(m_program, op, type, x, y, z, index);
   }
   ValueKind type_of(int instr) const { return m_program.code[static_cast<std::size_t>(instr)].type; }
 

@@ -71,6 +71,20 @@ struct ElementwiseProgram {
   std::vector<EwInstr> code;  // the value of the expression is code.back()'s
 };
 
+// Appends an instruction to the program; returns its index.
+inline int emit(ElementwiseProgram& program, EwOp op, ValueKind type, int x = -1, int y = -1, int z = -1,
+                int index = -1) {
+  EwInstr in;
+  in.op = op;
+  in.type = type;
+  in.x = static_cast<std::int16_t>(x);
+  in.y = static_cast<std::int16_t>(y);
+  in.z = static_cast<std::int16_t>(z);
+  in.index = index;
+  program.code.push_back(in);
+  return static_cast<int>(program.code.size()) - 1;
+}
+
 // Checks the program (operands are earlier instructions of the types the
 // operation takes, as Eigen allows them; leaves and constants exist; every
 // leaf has the expression's shape) and throws egpu::error otherwise.

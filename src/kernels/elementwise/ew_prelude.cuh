@@ -13,6 +13,11 @@
 // exp(y * log(x)), as C's cpow (so 0^y is 0 or infinite by the sign of
 // Re y, as there); complex sqrt, rsqrt, log, expm1 and log1p are
 // Eigen's own formulas.
+//
+// Complex values with infinite or NaN parts follow these formulas, not the
+// special values of C's Annex G that the host's library gives (where it
+// recovers an infinity, a formula here may give NaN or another value): the
+// results of complex operations on non-finite values are not specified.
 
 namespace ew {
 
@@ -187,17 +192,26 @@ template <class T> __device__ __forceinline__ cx<T> sqrt_signed(cx<T> z) {
 // The inverse trigonometric functions by their logarithmic forms:
 // asin z = -i log(iz + sqrt(1 - z^2)), acos z = pi/2 - asin z,
 // atan z = (i/2) (log(1 - iz) - log(1 + iz)); on the cuts the sign of a zero
-// imaginary part picks the side, as in C.
+// imaginary part picks the side, as in C. On the real axis (inside the
+// functions' real domain) and on the imaginary axis they are the real
+// functions, with C's signed zeros: the general forms would leave a rounding
+// residue there whose sign a later function on a cut would turn into a sign
+// of the result.
 template <class T> __device__ __forceinline__ cx<T> asin(cx<T> z) {
+  if (z.im == T(0) && fabs(z.re) <= T(1)) return mk(::asin(z.re), z.im);
+  if (z.re == T(0)) return mk(z.re, ::asinh(z.im));
   const cx<T> iz = mk(-z.im, z.re);
   const cx<T> l = log(add(iz, sqrt_signed(sub(T(1), mul(z, z)))));
   return mk(l.im, -l.re);
 }
 template <class T> __device__ __forceinline__ cx<T> acos(cx<T> z) {
+  if (z.im == T(0) && fabs(z.re) <= T(1)) return mk(::acos(z.re), -z.im);
   const cx<T> a = asin(z);
   return mk(T(1.57079632679489661923) - a.re, -a.im);
 }
 template <class T> __device__ __forceinline__ cx<T> atan(cx<T> z) {
+  if (z.im == T(0)) return mk(::atan(z.re), z.im);
+  if (z.re == T(0) && fabs(z.im) < T(1)) return mk(z.re, ::atanh(z.im));
   const cx<T> iz = mk(-z.im, z.re);
   const cx<T> d = sub(log(sub(T(1), iz)), log(add(T(1), iz)));
   return mk(-d.im / T(2), d.re / T(2));
