@@ -1,6 +1,7 @@
 #include "runtime/runtime_kernels.hpp"
 
 #include <nvrtc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -114,8 +115,9 @@ bool read_from_disk(const std::string& path, const std::string& source, std::vec
 }
 
 void write_to_disk(const std::string& path, const std::string& source, const std::vector<char>& image) {
-  // Written under a unique name, then renamed: readers never see half a file.
-  const std::string tmp = path + "." + std::to_string(reinterpret_cast<std::uintptr_t>(&image)) + ".tmp";
+  // Written under a name of this process (one thread at a time holds the
+  // cache's lock), then renamed: readers never see half a file.
+  const std::string tmp = path + "." + std::to_string(static_cast<long>(getpid())) + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) return;  // the cache is an optimisation: an unwritable folder only costs a compile
