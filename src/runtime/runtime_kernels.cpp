@@ -19,13 +19,10 @@
 
 #include "egpu/error.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/nvrtc_compile.hpp"
 
 namespace egpu::runtime {
 namespace {
-
-void nvrtc_check(nvrtcResult status, const char* what) {
-  if (status != NVRTC_SUCCESS) throw egpu::error(std::string(what) + " failed: " + nvrtcGetErrorString(status));
-}
 
 // What to compile for: the device's own architecture when NVRTC knows it
 // (a cubin), else PTX of the newest architecture it knows, which the driver
@@ -33,7 +30,6 @@ void nvrtc_check(nvrtcResult status, const char* what) {
 struct Target {
   int arch = 0;
   bool cubin = true;
-  std::string option() const { return std::string(cubin ? "--gpu-architecture=sm_" : "--gpu-architecture=compute_") + std::to_string(arch); }
   std::string tag() const { return (cubin ? "sm" : "compute") + std::to_string(arch); }
 };
 
@@ -62,35 +58,6 @@ std::uint64_t fnv1a(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
-}
-
-std::vector<char> compile(const std::string& source, const Target& target) {
-  nvrtcProgram program = nullptr;
-  nvrtc_check(nvrtcCreateProgram(&program, source.c_str(), "egpu_runtime_kernel.cu", 0, nullptr, nullptr),
-              "nvrtcCreateProgram");
-  const std::string arch = target.option();
-  const char* options[] = {arch.c_str(), "--std=c++17"};
-  const nvrtcResult built = nvrtcCompileProgram(program, 2, options);
-  std::string log;
-  std::size_t log_size = 0;
-  if (nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
-    log.resize(log_size);
-    (void)nvrtcGetProgramLog(program, log.data());
-  }
-  std::vector<char> image;
-  if (built == NVRTC_SUCCESS) {
-    std::size_t size = 0;
-    const nvrtcResult got = target.cubin ? nvrtcGetCUBINSize(program, &size) : nvrtcGetPTXSize(program, &size);
-    if (got == NVRTC_SUCCESS) {
-      image.resize(size);
-      (void)(target.cubin ? nvrtcGetCUBIN(program, image.data()) : nvrtcGetPTX(program, image.data()));
-    }
-  }
-  (void)nvrtcDestroyProgram(&program);
-  if (built != NVRTC_SUCCESS || image.empty())
-    throw egpu::error("egpu: NVRTC could not compile a generated kernel (" + std::string(nvrtcGetErrorString(built)) +
-                      "); this is a bug in egpu. The compiler said:\n" + log.substr(0, 4000));
-  return image;
 }
 
 // On disk: the source, then the image; a file whose source differs (a hash
@@ -155,7 +122,7 @@ cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const 
     ++g_stats.from_disk;
   } else {
     const auto start = std::chrono::steady_clock::now();
-    image = compile(source, target);
+    image = nvrtc_compile(source, target.arch, target.cubin);
     g_stats.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++g_stats.compiled;
     if (!path.empty()) write_to_disk(path, source, image);

@@ -8,8 +8,6 @@
 #include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <nvrtc.h>
-
 #include <complex>
 #include <memory>
 #include <string>
@@ -18,6 +16,7 @@
 #include "egpu/adapter/elementwise_parts.hpp"
 #include "egpu/error.hpp"
 #include "kernels/elementwise/elementwise_source.hpp"
+#include "runtime/nvrtc_compile.hpp"
 #include "kernels/elementwise/ew_params.h"
 #include "support/elementwise_forms.hpp"
 #include "support/random_programs.hpp"
@@ -37,22 +36,15 @@ template <class X> ed::ElementwiseProgram program_of(const X& x, std::vector<std
 
 template <class Dst> ed::MatrixDesc out_of(Dst& dst) { return ed::describe(dst); }
 
-// NVRTC's verdict and log for one source.
+// What the library's NVRTC compile says of one generated kernel for sm_90
+// (empty: it compiled).
 std::string nvrtc_errors(const std::string& kernel) {
-  const std::string source = std::string(ek::elementwise_prelude()) + "\n" + kernel;
-  nvrtcProgram prog = nullptr;
-  if (nvrtcCreateProgram(&prog, source.c_str(), "test.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
-    return "nvrtcCreateProgram failed";
-  const char* options[] = {"--gpu-architecture=sm_90", "--std=c++17"};
-  const nvrtcResult status = nvrtcCompileProgram(prog, 2, options);
-  std::string log;
-  std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1) {
-    log.resize(size);
-    (void)nvrtcGetProgramLog(prog, log.data());
+  try {
+    (void)egpu::runtime::nvrtc_compile(std::string(ek::elementwise_prelude()) + "\n" + kernel, 90, true);
+    return {};
+  } catch (const egpu::error& e) {
+    return e.what();
   }
-  (void)nvrtcDestroyProgram(&prog);
-  return status == NVRTC_SUCCESS ? std::string() : std::string(nvrtcGetErrorString(status)) + "\n" + log;
 }
 
 }  // namespace
