@@ -33,6 +33,7 @@
 #include "egpu/adapter/elementwise_parts.hpp"
 #include "elementwise_baselines.hpp"
 #include "gpu_util.hpp"
+#include "host_data.hpp"
 #include "runtime/context.hpp"
 #include "runtime/runtime_kernels.hpp"
 #include "subcommands.hpp"
@@ -51,7 +52,8 @@ const char* const kUsage =
     "                        a.cast<the other real type>())\n"
     "  --repeats R           timed runs per system, median reported (default 7)\n"
     "  --warmups W           untimed runs first (default 2)\n"
-    "  --csv FILE | --csv-dir DIR | --no-csv\n";
+    "  --csv FILE | --csv-dir DIR | --no-csv\n"
+    "(host-resident operands: egpu-bench elementwise-host)\n";
 
 const std::vector<std::string> kExpressions = {"a*b+c", "a*b+exp(a)", "select", "cast", "tanh(a)*sin(b)+pow(a,2.5)"};
 
@@ -158,14 +160,7 @@ Row run_case(const std::string& scalar, const std::string& expression, long log2
     std::vector<U> x(n), y(n);
     gpu::check(cudaMemcpy(x.data(), ours.p, n * sizeof(U), cudaMemcpyDeviceToHost), "download");
     gpu::check(cudaMemcpy(y.data(), hand.p, n * sizeof(U), cudaMemcpyDeviceToHost), "download");
-    double worst = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (std::isnan(double(x[i])) && std::isnan(double(y[i]))) continue;  // pow of a negative number
-      const double d = std::abs(double(x[i]) - double(y[i])) / std::max(1.0, std::abs(double(y[i])));
-      if (std::isnan(d)) return d;
-      worst = std::max(worst, d);
-    }
-    return worst;
+    return max_difference(x.data(), y.data(), n);
   };
   row.max_diff = cast ? compare(static_cast<Other*>(nullptr)) : compare(static_cast<T*>(nullptr));
   return row;

@@ -5,11 +5,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <complex>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -50,6 +54,39 @@ cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t n, const std::complex<dou
                        reinterpret_cast<cuDoubleComplex*>(c), n);
 }
 
+// Seconds of one copy of `bytes` from src to dst by `threads` threads, each
+// a contiguous share (cut at 4 KiB so no two threads write one page). The
+// clock starts once every thread is running: thread creation is not the
+// copy's cost.
+double parallel_copy_seconds(unsigned char* dst, const unsigned char* src, std::size_t bytes, int threads) {
+  const std::size_t pages = (bytes + 4095) / 4096;
+  auto cut = [&](int t) {
+    return std::min(bytes, pages * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads) * 4096);
+  };
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<std::size_t>(threads));
+  try {
+    for (int t = 0; t < threads; ++t)
+      workers.emplace_back([&, t] {
+        const std::size_t begin = cut(t), end = cut(t + 1);
+        ready.fetch_add(1, std::memory_order_acq_rel);
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+        std::memcpy(dst + begin, src + begin, end - begin);
+      });
+  } catch (...) {
+    go.store(true, std::memory_order_release);  // the started ones finish and can be joined
+    for (std::thread& w : workers) w.join();
+    throw;
+  }
+  while (ready.load(std::memory_order_acquire) < threads) std::this_thread::yield();
+  const double start = now_seconds();
+  go.store(true, std::memory_order_release);
+  for (std::thread& w : workers) w.join();
+  return now_seconds() - start;
+}
+
 }  // namespace
 
 int device_index() {
@@ -77,6 +114,29 @@ Bandwidth measure_bandwidth(std::size_t bytes, int repeats) {
   bw.h2d = static_cast<double>(bytes) / h2d;
   bw.d2h = static_cast<double>(bytes) / d2h;
   return bw;
+}
+
+HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats) {
+  if (bytes == 0) throw std::invalid_argument("measure_host_copy: no bytes");
+  threads = std::max(1, threads);
+  use_device();
+  PinnedMemory pinned(bytes);
+  const std::unique_ptr<unsigned char[]> pageable(new unsigned char[bytes]);
+  // Every page written before the clock runs (a user's array is written
+  // before it is used), the pageable ones by the threads that will copy them.
+  std::memset(pinned.p, 1, bytes);
+  parallel_copy_seconds(pageable.get(), static_cast<const unsigned char*>(pinned.p), bytes, threads);
+  auto rate = [&](unsigned char* dst, const unsigned char* src) {
+    parallel_copy_seconds(dst, src, bytes, threads);  // warm-up
+    std::vector<double> seconds;
+    for (int i = 0; i < std::max(1, repeats); ++i) seconds.push_back(parallel_copy_seconds(dst, src, bytes, threads));
+    return static_cast<double>(bytes) / median(seconds);
+  };
+  HostCopyRate r;
+  r.threads = threads;
+  r.pack = rate(static_cast<unsigned char*>(pinned.p), pageable.get());
+  r.unpack = rate(pageable.get(), static_cast<const unsigned char*>(pinned.p));
+  return r;
 }
 
 template <class Scalar>

@@ -1,8 +1,9 @@
 // What egpu-bench measures on the GPU besides egpu itself, with CUDA and
 // cuBLAS called directly (host C++; egpu-bench links the CUDA runtime and
 // cuBLAS through egpu's own link interface):
-//   - the floor of a host-resident product: pinned copy bandwidth each way
-//     and the device-resident GEMM time of a backend (egpu's own kernel
+//   - the floors of host-resident calls: pinned copy bandwidth each way,
+//     the host's copy rate between pageable and pinned memory, and the
+//     device-resident GEMM time of a backend (egpu's own kernel
 //     egpu::kernels::gemm_tiled, or cublas<t>gemm with default math);
 //   - cuBLASXt (cublasXt<t>gemm on host pointers, one device, its pinning
 //     mode on), the existing tool egpu is compared against.
@@ -30,6 +31,18 @@ struct Bandwidth {
   double h2d = 0, d2h = 0;
 };
 Bandwidth measure_bandwidth(std::size_t bytes, int repeats);
+
+// The host's own copy rate between pageable and pinned memory in bytes per
+// second: what staging threads do for pageable operands. `threads` threads
+// each std::memcpy a contiguous share of `bytes`, timed from the moment all
+// of them are running to the end of the last (thread start-up left out),
+// median of `repeats` after one warm-up. pack = pageable -> pinned,
+// unpack = pinned -> pageable, measured separately.
+struct HostCopyRate {
+  double pack = 0, unpack = 0;
+  int threads = 0;
+};
+HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats);
 
 // Median seconds of C = A * B on device-resident copies of a and b (copied
 // up once, outside the timing), device events around each call, after

@@ -1,10 +1,11 @@
-// Host matrices of egpu-bench's subcommands: random fills, NaN poisoning and
-// the relative error, all spread over every core (at N=16384 one core would
-// take seconds for each).
+// Host matrices of egpu-bench's subcommands: random fills, NaN poisoning,
+// the relative error and the largest elementwise difference, all spread
+// over every core (at N=16384 one core would take seconds for each).
 #pragma once
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -57,6 +58,32 @@ double relative_error(const Eigen::PlainObjectBase<Derived>& c, const Eigen::Pla
     norm += r;
   });
   return std::sqrt(diff) / std::sqrt(norm);
+}
+
+// The largest |x - ref| / max(|ref|, 1) over n real elements: relative where
+// the reference is large, absolute near zero (where a sum may cancel). NaN
+// where exactly one of the two is NaN; both NaN (pow of a negative number)
+// and equal infinities agree.
+template <class T>
+double max_difference(const T* x, const T* ref, std::size_t n) {
+  double worst = 0;
+  std::mutex lock;
+  parallel_for(n, [&](std::size_t begin, std::size_t end) {
+    double w = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      const double xi = static_cast<double>(x[i]), ri = static_cast<double>(ref[i]);
+      if (xi == ri || (std::isnan(xi) && std::isnan(ri))) continue;
+      const double d = std::abs(xi - ri) / std::max(1.0, std::abs(ri));
+      if (std::isnan(d)) {
+        w = d;
+        break;
+      }
+      w = std::max(w, d);
+    }
+    std::lock_guard<std::mutex> guard(lock);
+    if (!std::isnan(worst) && (std::isnan(w) || w > worst)) worst = w;
+  });
+  return worst;
 }
 
 // Two correct products differ by rounding that grows about like sqrt(k);

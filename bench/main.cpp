@@ -17,20 +17,23 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"product", egpu_bench::run_product,
      "square host-resident products C.noalias() = A * B: CPU Eigen, cuBLASXt, egpu (own kernel, cuBLAS);\n"
-     "             pageable and pinned memory; each against its backend's floor"},
+     "                   pageable and pinned memory; each against its backend's floor"},
     {"ooc", egpu_bench::run_ooc,
      "egpu's out-of-core path (device_memory_limit = working set / 4) against in-core, both backends"},
     {"gemm", egpu_bench::run_gemm,
      "device-resident own kernel (gemm_tiled) against cuBLAS: TFLOP/s and errors vs fp64,\n"
-     "             per scalar, shape, ops and float math mode (exact, tf32, tf32x3)"},
+     "                   per scalar, shape, ops and float math mode (exact, tf32, tf32x3)"},
     {"elementwise", egpu_bench::run_elementwise,
      "device-resident fused coefficient-wise expressions: egpu's generated kernel against a\n"
-     "             hand-written nvcc kernel and the device-to-device copy rate; first-call compile time"},
+     "                   hand-written nvcc kernel and the device-to-device copy rate; first-call compile time"},
+    {"elementwise-host", egpu_bench::run_elementwise_host,
+     "host-resident fused coefficient-wise expressions, pageable and pinned: egpu against the\n"
+     "                   PCIe and host-copy floor and CPU Eigen (one core; OpenMP over column blocks)"},
 };
 
 void usage(std::FILE* out) {
   std::fprintf(out, "usage: egpu-bench <subcommand> [options]   (egpu-bench <subcommand> --help)\n\nsubcommands:\n");
-  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-11s %s\n", s.name, s.summary);
+  for (const Subcommand& s : kSubcommands) std::fprintf(out, "  %-16s %s\n", s.name, s.summary);
 }
 
 }  // namespace

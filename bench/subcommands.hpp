@@ -21,4 +21,9 @@ int run_gemm(int argc, char** argv);
 // generated kernels against hand-written ones and the copy rate.
 int run_elementwise(int argc, char** argv);
 
+// Fused coefficient-wise expressions on host-resident arrays, pageable and
+// pinned: egpu against the PCIe / host-copy floor and CPU Eigen (one core,
+// OpenMP over column blocks).
+int run_elementwise_host(int argc, char** argv);
+
 }  // namespace egpu_bench

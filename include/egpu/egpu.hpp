@@ -1,11 +1,13 @@
-// egpu: Eigen products on NVIDIA GPUs, written straight back into Eigen
-// objects.
+// egpu: Eigen products and coefficient-wise expressions on NVIDIA GPUs,
+// written straight back into Eigen objects.
 //
 //   C.noalias() = egpu::gpu(A * B);
 //   C          += egpu::gpu(2.0 * A.transpose() * B.adjoint(), options);
+//   c           = egpu::gpu(a * b + a.exp());   // one fused kernel
 //
 // The expression inside gpu() is described at compile time (sizes, strides,
-// transposes, conjugation and scalar factors) and handed to the compiled
+// transposes, conjugation and scalar factors of a product; the operations
+// and leaves of a coefficient-wise expression) and handed to the compiled
 // library; without a usable GPU the same call runs on CPU Eigen.
 #pragma once
 
@@ -20,13 +22,12 @@
 
 namespace egpu {
 
-// Marks an expression to run on the GPU. Assign the result as you would the
-// expression itself: =, noalias() =, +=, -=, into any dense destination.
+// Marks an expression to run on the GPU: a matrix product, or a
+// coefficient-wise expression (whose products, if any, run on the GPU
+// first). Assign the result as you would the expression itself: =,
+// noalias() =, +=, -=, into any dense destination.
 template <class Derived>
 GpuExpr<Derived> gpu(const Eigen::DenseBase<Derived>& xpr, const Options& options = Options()) {
-  static_assert(detail::product_parts<Derived>::is_product,
-                "egpu::gpu: this version runs matrix products (A * B with optional transpose(), adjoint(), "
-                "conjugate() and scalar factors); other expressions are not supported yet");
   return GpuExpr<Derived>(xpr.derived(), options);
 }
 

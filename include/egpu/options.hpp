@@ -36,6 +36,9 @@ struct Options {
   // smaller, and shrunk to fit the device budget); 0 chooses from the shape.
   std::int64_t panel = 0;
   std::int64_t k_panel = 0;
+  // Coefficient-wise expressions move through the pipeline in chunks of
+  // about this many bytes of their widest operand; 0 chooses (8 MiB).
+  std::int64_t chunk_bytes = 0;
   // Host threads that copy between the user's pageable memory and pinned
   // staging buffers; 0 uses every hardware thread.
   int staging_threads = 0;

@@ -1,62 +1,22 @@
 #include "executor/gemm_executor.hpp"
 
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
-#include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "backend/device_gemm.hpp"
-#include "egpu/detail/testing.hpp"
 #include "egpu/error.hpp"
-#include "executor/host_matrix.hpp"
-#include "executor/thread_pool.hpp"
-#include "executor/trace.hpp"
-#include "executor/transfer.hpp"
+#include "executor/pipeline_parts.hpp"
 #include "planner/pipeline_plan.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
 #include "runtime/device_buffer.hpp"
 
-namespace egpu::detail {
-namespace {
-thread_local int g_fail_after = -1;
-}
-void inject_failure_after(int operations) { g_fail_after = operations; }
-}  // namespace egpu::detail
-
 namespace egpu::executor {
 namespace {
 
-using planner::Op;
-using planner::OpKind;
-
-// Counts down the injected failure (egpu::detail::inject_failure_after).
-void maybe_fail() {
-  int& left = detail::g_fail_after;
-  if (left < 0) return;
-  if (left-- == 0) throw egpu::error("injected failure in the pipeline");
-}
-
-template <class T>
-HostMatrix<T> host_matrix(const detail::MatrixDesc& d) {
-  return {static_cast<T*>(d.data), d.rows, d.cols, d.row_stride, d.col_stride, d.conj};
-}
-
-template <class T>
-T scalar_from(const std::complex<double>& z) {
-  if constexpr (kernels::is_complex<T>::value)
-    return T{static_cast<kernels::real_of_t<T>>(z.real()), static_cast<kernels::real_of_t<T>>(z.imag())};
-  else
-    return static_cast<T>(z.real());
-}
-
-// Precision applies to float products; the other scalars always run exact.
 template <class T>
 kernels::MathMode math_mode(Precision precision) {
   if (!std::is_same<T, float>::value) return kernels::MathMode::exact;
@@ -99,195 +59,6 @@ std::size_t piece_bytes(std::int64_t rows, std::int64_t cols) {
   return sizeof(T) * static_cast<std::size_t>(std::max(col, row));
 }
 
-// Events owned by one call.
-class Events {
- public:
-  cudaEvent_t make() {
-    cudaEvent_t e = nullptr;
-    runtime::cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-    m_events.push_back(e);
-    return e;
-  }
-  std::vector<cudaEvent_t> make(std::size_t count) {
-    std::vector<cudaEvent_t> v;
-    for (std::size_t i = 0; i < count; ++i) v.push_back(make());
-    return v;
-  }
-  ~Events() {
-    for (cudaEvent_t e : m_events) (void)cudaEventDestroy(e);
-  }
-
- private:
-  std::vector<cudaEvent_t> m_events;
-};
-
-void wait(cudaStream_t stream, cudaEvent_t event) {
-  runtime::cuda_check(cudaStreamWaitEvent(stream, event, 0), "cudaStreamWaitEvent");
-}
-void record(cudaEvent_t event, cudaStream_t stream) {
-  runtime::cuda_check(cudaEventRecord(event, stream), "cudaEventRecord");
-}
-
-// The streams of one call and what each is for.
-struct Streams {
-  std::vector<cudaStream_t> all;
-  cudaStream_t up = nullptr, down = nullptr;
-  std::vector<cudaStream_t> compute;
-
-  Streams(runtime::Context& ctx, int count) {
-    for (int i = 0; i < count; ++i) all.push_back(ctx.stream(i));
-    up = all[0];
-    down = count >= 3 ? all[1] : all[0];
-    if (count == 1) compute = {all[0]};
-    else if (count == 2) compute = {all[1]};
-    else compute.assign(all.begin() + 2, all.end());
-  }
-  // Waits for everything queued, e.g. before buffers are freed. Errors are
-  // reported by the caller's own checks; on unwinding there is nothing more
-  // to do with them.
-  void synchronize_quietly() const {
-    for (cudaStream_t s : all) (void)cudaStreamSynchronize(s);
-  }
-};
-
-int stream_count(const Options& options) {
-  if (options.streams > 0) return options.streams;
-  // Uploads and downloads overlap only on separate copy engines.
-  return runtime::selected_device().copy_engines >= 2 ? 4 : 2;
-}
-
-std::string region(const char* what, std::int64_t r0, std::int64_t r, std::int64_t c0, std::int64_t c) {
-  return std::string(what) + " [" + std::to_string(r0) + "+" + std::to_string(r) + ", " + std::to_string(c0) +
-         "+" + std::to_string(c) + "]";
-}
-
-// The writer thread: queues each finished C tile's download and copies it
-// into the destination, while the calling thread keeps issuing uploads and
-// kernels. It records when a C slot is free again.
-template <class T>
-class Writer {
- public:
-  struct Job {
-    Op op;
-    cudaEvent_t ready;  // the tile's last multiply
-  };
-
-  Writer(runtime::Context& ctx, cudaStream_t stream, const T* c_slots, std::size_t c_slot_elems,
-         const HostMatrix<T>& out, bool out_pinned, std::vector<cudaEvent_t> slot_free, int threads, Trace& trace)
-      : m_ctx(ctx),
-        m_stream(stream),
-        m_c(c_slots),
-        m_c_elems(c_slot_elems),
-        m_out(out),
-        m_out_pinned(out_pinned),
-        m_slot_free(std::move(slot_free)),
-        m_downloads_issued(m_slot_free.size(), 0),
-        m_threads(threads),
-        m_trace(trace),
-        m_ring{&ctx.down_ring()},
-        m_thread([this] { loop(); }) {}
-
-  // Stops after the job in hand: jobs still queued are dropped (on the
-  // normal path finish() has already run them all).
-  ~Writer() {
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      m_closed = true;
-      m_jobs.clear();
-    }
-    m_changed.notify_all();
-    m_thread.join();
-  }
-
-  void push(const Job& job) {
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      m_jobs.push_back(job);
-    }
-    m_changed.notify_all();
-  }
-
-  // Blocks until `count` downloads from `slot` have been queued, so that
-  // m_slot_free[slot] stands for the latest of them. Rethrows the writer's
-  // error, if any.
-  void wait_downloads_queued(int slot, int count) {
-    std::unique_lock<std::mutex> lock(m_mutex);
-    m_changed.wait(lock, [&] { return m_error || m_downloads_issued[static_cast<std::size_t>(slot)] >= count; });
-    if (m_error) std::rethrow_exception(m_error);
-  }
-
-  // Blocks until every pushed job is done; rethrows the writer's error.
-  void finish() {
-    std::unique_lock<std::mutex> lock(m_mutex);
-    m_changed.wait(lock, [&] { return m_error || (m_jobs.empty() && !m_busy); });
-    if (m_error) std::rethrow_exception(m_error);
-  }
-
-  void check() {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (m_error) std::rethrow_exception(m_error);
-  }
-
- private:
-  void loop() {
-    // The device was made current on the calling thread; this thread needs it too.
-    if (cudaSetDevice(m_ctx.device()) != cudaSuccess) (void)cudaGetLastError();
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock<std::mutex> lock(m_mutex);
-        m_changed.wait(lock, [&] { return m_closed || (!m_jobs.empty() && !m_error); });
-        if (m_jobs.empty() || m_error) return;
-        job = m_jobs.front();
-        m_jobs.pop_front();
-        m_busy = true;
-      }
-      try {
-        run(job);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        m_error = std::current_exception();
-      }
-      {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        m_busy = false;
-      }
-      m_changed.notify_all();
-    }
-  }
-
-  void run(const Job& job) {
-    const Op& op = job.op;
-    wait(m_stream, job.ready);
-    const int span = m_trace.begin(region("download C", op.i0, op.mi, op.j0, op.nj), "D2H", m_stream);
-    const DenseShape shape = dense_shape<T>(op.mi, op.nj, Layout::col_major);
-    download(m_c + static_cast<std::size_t>(op.slot) * m_c_elems, shape, m_out.block(op.i0, op.j0, op.mi, op.nj),
-             m_out_pinned, m_ring, m_stream, m_threads);
-    m_trace.end(span, m_stream);
-    record(m_slot_free[static_cast<std::size_t>(op.slot)], m_stream);
-    std::lock_guard<std::mutex> lock(m_mutex);
-    ++m_downloads_issued[static_cast<std::size_t>(op.slot)];
-  }
-
-  runtime::Context& m_ctx;
-  cudaStream_t m_stream;
-  const T* m_c;
-  std::size_t m_c_elems;
-  HostMatrix<T> m_out;
-  bool m_out_pinned;
-  std::vector<cudaEvent_t> m_slot_free;
-  std::vector<int> m_downloads_issued;
-  int m_threads;
-  Trace& m_trace;
-  StagingRing m_ring;
-  std::mutex m_mutex;
-  std::condition_variable m_changed;
-  std::deque<Job> m_jobs;
-  bool m_busy = false, m_closed = false;
-  std::exception_ptr m_error;
-  std::thread m_thread;
-};
-
 // One operand's device slots: the buffer, and how the piece now in each
 // slot is laid out.
 template <class T>
@@ -325,17 +96,6 @@ struct OperandSlots {
     record(ready[s], stream);
   }
 };
-
-// Copies between two host views of the same size, over the staging threads.
-template <class T>
-void copy_host(const HostMatrix<T>& from, const HostMatrix<T>& to, int threads) {
-  parallel_for(to.cols, threads, std::max<std::int64_t>(1, (std::int64_t(1) << 16) / std::max<std::int64_t>(1, to.rows)),
-               [&](std::int64_t j0, std::int64_t j1) {
-                 for (std::int64_t j = j0; j < j1; ++j)
-                   for (std::int64_t i = 0; i < to.rows; ++i)
-                     to.data[i * to.row_stride + j * to.col_stride] = from.data[i * from.row_stride + j * from.col_stride];
-               });
-}
 
 // Device bytes the plan's slots take once every line is padded.
 template <class T>
@@ -380,9 +140,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   // copied into C at the end.
   const bool accumulates = !p.beta_is_zero;
   const bool defer_downloads = accumulates && plan.slots_c == plan.tiles_m() * plan.tiles_n();
-  const bool hold_results = accumulates && !defer_downloads;
-  std::vector<T> held(hold_results ? static_cast<std::size_t>(p.c.rows * p.c.cols) : 0);
-  const HostMatrix<T> out = hold_results ? HostMatrix<T>{held.data(), p.c.rows, p.c.cols, 1, p.c.rows, false} : p.c;
+  const ResultTarget<T> target(p.c, accumulates && !defer_downloads);
 
   const bool a_pinned = is_pinned(p.a), b_pinned = is_pinned(p.b), c_pinned = is_pinned(p.c);
   Events events;
@@ -394,35 +152,16 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   const std::vector<cudaEvent_t> c_ready = events.make(static_cast<std::size_t>(plan.slots_c));
   const std::vector<cudaEvent_t> c_done = events.make(static_cast<std::size_t>(plan.slots_c));
   const std::vector<cudaEvent_t> c_free = events.make(static_cast<std::size_t>(plan.slots_c));
-  // Every stream starts after the allocations, which are ordered on `up`.
-  const cudaEvent_t allocated = events.make();
-  record(allocated, streams.up);
-  for (cudaStream_t s : streams.all) wait(s, allocated);
+  start_after_up(streams, events);
 
   Trace trace;
-  // Declared last, destroyed first: on any exit, the writer stops, then
-  // every stream drains before the buffers above are freed.
-  struct Drain {
-    const Streams& s;
-    ~Drain() { s.synchronize_quietly(); }
-  } drain{streams};
-  Writer<T> writer(ctx, streams.down, c_buffer.as<T>(), c_slot_elems, out, c_pinned && !hold_results, c_free, threads,
-                   trace);
+  const DrainOnExit drain{streams};
+  Writer<T> writer(ctx, streams.down, c_buffer.as<T>(), c_slot_elems, target.out(), c_pinned && !target.held(), c_free,
+                   defer_downloads, threads, trace);
 
   StagingRing ring{&ctx.up_ring()};
-  std::vector<int> tiles_in_slot(static_cast<std::size_t>(plan.slots_c), 0);
-  std::vector<typename Writer<T>::Job> deferred;
   const T one = scalar_from<T>(1.0);
   const kernels::MathMode math = math_mode<T>(options.precision);
-  // A C slot's previous tile must have left before the slot is written.
-  auto claim_c_slot = [&](const Op& op, cudaStream_t stream) {
-    const auto s = static_cast<std::size_t>(op.slot);
-    if (tiles_in_slot[s] > 0) {
-      writer.wait_downloads_queued(op.slot, tiles_in_slot[s]);
-      wait(stream, c_free[s]);
-    }
-    ++tiles_in_slot[s];
-  };
 
   for (const Op& op : plan.ops) {
     maybe_fail();
@@ -441,7 +180,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         break;
       }
       case OpKind::upload_c: {
-        claim_c_slot(op, streams.up);
+        writer.claim(op.slot, streams.up);
         const int span = trace.begin(region("upload C", op.i0, op.mi, op.j0, op.nj), "H2D", streams.up);
         upload(p.c.block(op.i0, op.j0, op.mi, op.nj), c_pinned, dense_shape<T>(op.mi, op.nj, Layout::col_major), false,
                c_buffer.as<T>() + static_cast<std::size_t>(op.slot) * c_slot_elems, ring, streams.up, threads);
@@ -458,7 +197,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
           if (accumulates)
             wait(stream, c_ready[cs]);
           else
-            claim_c_slot(op, stream);
+            writer.claim(op.slot, stream);
         }
         wait(stream, a.ready[as]);
         wait(stream, b.ready[bs]);
@@ -492,34 +231,25 @@ void run(const detail::GemmDesc& desc, const Options& options) {
       }
       case OpKind::download_c: {
         // c_done is re-recorded by the slot's next tile only after this
-        // download is queued (claim_c_slot), so the writer sees this tile's.
-        const typename Writer<T>::Job job{op, c_done[static_cast<std::size_t>(op.slot)]};
-        if (defer_downloads)
-          deferred.push_back(job);
-        else
-          writer.push(job);
+        // download is queued (Writer::claim), so the writer sees this tile's.
+        writer.push({op, c_done[static_cast<std::size_t>(op.slot)], dense_shape<T>(op.mi, op.nj, Layout::col_major)});
         break;
       }
+      case OpKind::upload_leaf:
+      case OpKind::evaluate:
+        throw egpu::error("gemm pipeline: a coefficient-wise operation in a product's plan");
     }
   }
-  if (defer_downloads) {
-    for (cudaStream_t s : streams.compute) runtime::cuda_check(cudaStreamSynchronize(s), "gemm kernels");
-    maybe_fail();
-    for (const auto& job : deferred) writer.push(job);
-  }
-  writer.finish();
+  writer.finish(streams.compute);
   for (cudaStream_t s : streams.all) runtime::cuda_check(cudaStreamSynchronize(s), "gemm pipeline");
-  if (hold_results) copy_host(out, p.c, threads);
+  target.commit(threads);
   trace.flush();
 }
 
 }  // namespace
 
 void run_gemm(const detail::GemmDesc& desc, const Options& options) {
-  // An injected failure applies to this product only.
-  struct Disarm {
-    ~Disarm() { detail::inject_failure_after(-1); }
-  } disarm;
+  const FailureScope failure_scope;  // an injected failure applies to this product only
   switch (desc.scalar) {
     case detail::ScalarKind::f32: return run<float>(desc, options);
     case detail::ScalarKind::f64: return run<double>(desc, options);

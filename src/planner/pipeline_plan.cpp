@@ -276,7 +276,9 @@ PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& lim
       case OpKind::upload_b: plan.h2d_bytes += op.kp * op.nj * e; break;
       case OpKind::upload_c: plan.h2d_bytes += op.mi * op.nj * e; break;
       case OpKind::download_c: plan.d2h_bytes += op.mi * op.nj * e; break;
-      case OpKind::multiply: break;
+      case OpKind::multiply:
+      case OpKind::upload_leaf:
+      case OpKind::evaluate: break;
     }
   }
   const std::int64_t minimum =

@@ -3,7 +3,8 @@
 // A (mb x kb) and B (kb x nb) live in device slots, C tiles in C slots. The
 // plan is the list of operations in issue order, with the slot each one
 // uses, and the bytes that cross PCIe. Pure C++: no CUDA calls, tested on
-// any machine.
+// any machine. (planner/elementwise_plan.hpp plans the other kind of work,
+// coefficient-wise expressions, with the same operations and rules.)
 //
 // The executor derives every dependency from the slots:
 // - upload_a / upload_b into a slot waits for the last multiply that read
@@ -32,7 +33,9 @@ struct PipelineLimits {
   std::int64_t k_panel = 0;  // depth of the k pieces; 0 chooses
 };
 
-enum class OpKind : std::uint8_t { upload_a, upload_b, upload_c, multiply, download_c };
+// upload_leaf and evaluate belong to coefficient-wise plans: a piece of one
+// leaf of the expression goes up; the expression runs on one chunk.
+enum class OpKind : std::uint8_t { upload_a, upload_b, upload_c, multiply, download_c, upload_leaf, evaluate };
 
 struct Op {
   OpKind kind = OpKind::multiply;
@@ -41,6 +44,7 @@ struct Op {
   std::int32_t slot = -1;
   std::int32_t a_slot = -1, b_slot = -1;  // multiply: the slots read
   std::int32_t tile = -1;                 // upload_c, multiply, download_c: C tile, numbered in plan order
+  std::int32_t leaf = -1;                 // upload_leaf: which leaf of the expression
   // The region: rows [i0, i0 + mi), columns [j0, j0 + nj), k [p0, p0 + kp);
   // an A piece uses i and p, a B piece p and j, a C tile i and j.
   std::int64_t i0 = 0, mi = 0, j0 = 0, nj = 0, p0 = 0, kp = 0;

@@ -17,8 +17,9 @@ std::vector<char> nvrtc_compile(const std::string& source, int arch, bool cubin)
               "nvrtcCreateProgram");
   const std::string arch_option =
       std::string(cubin ? "--gpu-architecture=sm_" : "--gpu-architecture=compute_") + std::to_string(arch);
-  const char* options[] = {arch_option.c_str(), "--std=c++17"};
-  const nvrtcResult built = nvrtcCompileProgram(program, 2, options);
+  std::vector<const char*> options{arch_option.c_str()};
+  for (const char* option : kNvrtcOptions) options.push_back(option);
+  const nvrtcResult built = nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());
   std::string log;
   std::size_t log_size = 0;
   if (nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {

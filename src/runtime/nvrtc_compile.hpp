@@ -7,6 +7,13 @@
 
 namespace egpu::runtime {
 
+// What every kernel is compiled with besides its architecture. No
+// contraction of a multiply and an add into an FMA: each operation rounds
+// on its own, as Eigen's CPU code does, and an element's value does not
+// depend on which of a kernel's loops (packed or not) computed it. Part of
+// a compiled image's identity (runtime_kernels' caches).
+inline constexpr const char* kNvrtcOptions[] = {"--std=c++17", "--fmad=false"};
+
 // The image of `source` for architecture `arch` (e.g. 90): a cubin for
 // sm_<arch>, or PTX for compute_<arch> (NUL-terminated) when `cubin` is
 // false. Throws egpu::error with the compiler's log if it does not compile.

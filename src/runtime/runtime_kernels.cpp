@@ -115,7 +115,11 @@ cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const 
     ++g_stats.from_memory;
     return it->second;
   }
-  const std::string source = std::string(prelude) + "\n" + text;
+  // The options head the source as a comment, so that an image cached on
+  // disk under other options is not taken for this one.
+  std::string source = "//";
+  for (const char* option : kNvrtcOptions) source += std::string(" ") + option;
+  source += std::string("\n") + prelude + "\n" + text;
   std::vector<char> image;
   const std::string path = disk_path(source, target);
   if (!path.empty() && read_from_disk(path, source, image)) {

@@ -90,10 +90,11 @@ BOOST_AUTO_TEST_CASE(fused_expression_is_one_instruction_per_node) {
   BOOST_TEST(p.cols == 7);
   const std::vector<EwOp> expected{EwOp::load, EwOp::load, EwOp::mul, EwOp::load, EwOp::exp, EwOp::add};
   BOOST_TEST((ops_of(p) == expected));
-  BOOST_REQUIRE_EQUAL(p.leaves.size(), 3u);
+  // `a` read twice is one leaf: the pipeline moves it once.
+  BOOST_REQUIRE_EQUAL(p.leaves.size(), 2u);
   BOOST_TEST(p.leaves[0].m.data == static_cast<void*>(a.data()));
   BOOST_TEST(p.leaves[1].m.data == static_cast<void*>(b.data()));
-  BOOST_TEST(p.leaves[2].m.data == static_cast<void*>(a.data()));
+  BOOST_TEST(p.code[3].index == 0);
   for (const auto& leaf : p.leaves) {
     BOOST_TEST((leaf.scalar == ed::ScalarKind::f64));
     BOOST_TEST(leaf.m.row_stride == 1);
@@ -145,7 +146,7 @@ BOOST_AUTO_TEST_CASE(leaves_carry_layout_and_strides) {
   BOOST_TEST(L[3].m.col_stride == 1);
   // A transposed subexpression transposes each of its leaves.
   const Described ds = describe((t.array() * t.array().exp()).transpose());
-  BOOST_REQUIRE_EQUAL(ds.program.leaves.size(), 2u);
+  BOOST_REQUIRE_EQUAL(ds.program.leaves.size(), 1u);  // t, read twice
   for (const auto& leaf : ds.program.leaves) {
     BOOST_TEST(leaf.m.rows == 6);
     BOOST_TEST(leaf.m.cols == 4);

@@ -172,9 +172,9 @@ void run_program_on_device(const ed::ElementwiseProgram& host, OutKind kind, con
   }
   total += 2;  // guard elements after the end
   std::vector<T> back(static_cast<std::size_t>(total));
-  std::memset(static_cast<void*>(back.data()), 0xff, back.size() * sizeof(T));
+  fill_poison(back.data(), back.size());
   DeviceMemory dst(back.size() * sizeof(T));
-  check_cuda(cudaMemset(dst.ptr, 0xff, back.size() * sizeof(T)), "poison");
+  check_cuda(cudaMemcpy(dst.ptr, back.data(), back.size() * sizeof(T), cudaMemcpyHostToDevice), "poison");
   out.data = static_cast<T*>(dst.ptr) + offset;
 
   egpu::runtime::Context& ctx = egpu::runtime::thread_context();
@@ -183,8 +183,6 @@ void run_program_on_device(const ed::ElementwiseProgram& host, OutKind kind, con
   check_cuda(cudaStreamSynchronize(stream), "kernel");
   check_cuda(cudaMemcpy(back.data(), dst.ptr, back.size() * sizeof(T), cudaMemcpyDeviceToHost), "download");
 
-  unsigned char poison[sizeof(T)];
-  std::memset(poison, 0xff, sizeof poison);
   std::vector<char> written(back.size(), 0);
   const std::string where = what + " " + std::to_string(rows) + "x" + std::to_string(cols) + " into " + name(kind);
   for (std::int64_t j = 0; j < cols; ++j)
@@ -192,7 +190,7 @@ void run_program_on_device(const ed::ElementwiseProgram& host, OutKind kind, con
       const std::int64_t at = offset + i * out.row_stride + j * out.col_stride;
       written[static_cast<std::size_t>(at)] = 1;
       const T got = back[static_cast<std::size_t>(at)];
-      if (std::memcmp(&got, poison, sizeof(T)) == 0) {
+      if (is_poison(got)) {
         o.note(where + ": coefficient (" + std::to_string(i) + ", " + std::to_string(j) + ") not written");
         continue;
       }
@@ -207,7 +205,7 @@ void run_program_on_device(const ed::ElementwiseProgram& host, OutKind kind, con
       }
     }
   for (std::size_t k = 0; k < back.size(); ++k)
-    if (!written[k] && std::memcmp(&back[k], poison, sizeof(T)) != 0)
+    if (!written[k] && !is_poison(back[k]))
       o.note(where + ": element " + std::to_string(k) + " outside the destination was written");
 }
 
@@ -239,9 +237,17 @@ template <class S> void run_forms_on_device(Index rows, Index cols, int& turn, O
 }
 
 // A copy of r whose leaf values are scaled by (1 + units * eps), eps the
-// given one, or each leaf type's own when eps is 0.
+// given one, or each leaf type's own when eps is 0; its constants too (a
+// chain of constants alone is computed by the GPU's functions as well, and
+// may feed an ill-conditioned one such as tan of a large value).
 RandomProgram perturbed(const RandomProgram& r, double units, double eps) {
   RandomProgram p = r;
+  for (const auto& in : r.program.code)
+    if (in.op == ed::EwOp::constant) {
+      const bool single = in.type == ed::ValueKind::f32 || in.type == ed::ValueKind::c32;
+      const double own = single ? double(std::numeric_limits<float>::epsilon()) : double(std::numeric_limits<double>::epsilon());
+      p.program.constants[static_cast<std::size_t>(in.index)] *= 1.0 + units * (eps > 0 ? eps : own);
+    }
   for (std::size_t k = 0; k < r.storage.size(); ++k) {
     p.storage[k] = std::make_shared<std::vector<unsigned char>>(*r.storage[k]);
     auto& leaf = p.program.leaves[k];
@@ -274,7 +280,7 @@ template <class T> bool is_nan_value(T v) {
 }
 
 // A random program's coefficient against the interpreter's value and its
-// values with every input scaled by 1 +- 16 eps (eps of the precision the
+// values with every input and constant scaled by 1 +- 16 eps (eps of the precision the
 // program computes in; the spread says how much the program itself
 // amplifies rounding at this coefficient: a GPU function differs from the
 // host's by a few ulp, which acts downstream like such an input

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
@@ -41,6 +42,29 @@ template <class S> const char* scalar_name() {
   else if constexpr (std::is_same_v<S, double>) return "double";
   else if constexpr (std::is_same_v<S, std::complex<float>>) return "complex<float>";
   else return "complex<double>";
+}
+
+// Poison for outputs, so that a coefficient still holding it was not
+// written: a signaling NaN with a payload of 0xa5 bytes. No operation makes
+// one (GPU and CPU arithmetic return quiet NaNs, and negating a NaN only
+// flips its sign), and the test data holds quiet NaNs only.
+template <class T> void fill_poison(T* data, std::size_t count) {
+  using R = typename Eigen::NumTraits<T>::Real;
+  unsigned char bits[sizeof(R)];
+  if constexpr (sizeof(R) == 4) {
+    const std::uint32_t p = 0x7fa5a5a5u;
+    std::memcpy(bits, &p, sizeof bits);
+  } else {
+    const std::uint64_t p = 0x7ff5a5a5a5a5a5a5ull;
+    std::memcpy(bits, &p, sizeof bits);
+  }
+  auto* bytes = reinterpret_cast<unsigned char*>(data);
+  for (std::size_t k = 0; k < count * sizeof(T); k += sizeof(R)) std::memcpy(bytes + k, bits, sizeof(R));
+}
+template <class T> bool is_poison(const T& v) {
+  T p;
+  fill_poison(&p, 1);
+  return std::memcmp(&v, &p, sizeof(T)) == 0;
 }
 
 // One process-wide generator. Fresh seed each run (printed, so a failure can

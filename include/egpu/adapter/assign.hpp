@@ -1,18 +1,22 @@
-// `dst func= gpu(xpr)`: checks sizes, keeps Eigen's aliasing rule, falls
-// back to CPU Eigen without a device, and otherwise describes the product
-// for the compiled library.
+// `dst func= gpu(xpr)`: checks sizes, keeps Eigen's aliasing rules, falls
+// back to CPU Eigen without a device, and otherwise describes the product or
+// the coefficient-wise expression for the compiled library.
 #pragma once
 
 #include <Eigen/Dense>
 
 #include <complex>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "egpu/adapter/describe.hpp"
+#include "egpu/adapter/elementwise_parts.hpp"
 #include "egpu/adapter/gpu_expr.hpp"
 #include "egpu/adapter/product_parts.hpp"
+#include "egpu/detail/elementwise_program.hpp"
 #include "egpu/detail/gemm_descriptor.hpp"
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
@@ -143,18 +147,119 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
   }
 }
 
+// Whether a leaf overlaps the destination other than as the destination
+// itself, element for element (which Eigen's rule for coefficient-wise
+// assignment allows): a transposed or shifted view of it, a broadcast of
+// part of it.
+inline bool aliases_otherwise(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar) {
+  const ByteRange o = byte_range(out, scalar_size(out_scalar));
+  for (const EwLeaf& leaf : program.leaves) {
+    if (!o.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar)))) continue;
+    const bool itself = leaf.scalar == out_scalar && leaf.m.data == out.data && leaf.m.rows == out.rows &&
+                        leaf.m.cols == out.cols && leaf.m.row_stride == out.row_stride &&
+                        leaf.m.col_stride == out.col_stride;
+    if (!itself) return true;
+  }
+  return false;
+}
+
+// The coefficient-wise part: dst func= xpr.
+template <class Dst, class Xpr, class Func>
+void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func) {
+  using Scalar = typename Xpr::Scalar;
+  static_assert(is_supported_scalar_v<Scalar>,
+                "egpu::gpu: a coefficient-wise expression's value is float, double, std::complex<float> or "
+                "std::complex<double>");
+  using Plain = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  constexpr int kind = functor_kind<Func>::value;
+  const Eigen::Index rows = xpr.rows(), cols = xpr.cols();
+  if (dst.rows() != rows || dst.cols() != cols) {
+    if (!(kind == 1 && resizable<Dst>::to(rows, cols)))
+      throw error("destination is " + size_text(dst.rows(), dst.cols()) + " but the expression is " +
+                  size_text(rows, cols));
+  }
+  // Into a temporary, then into dst the way Eigen would: other compound
+  // assignments (array *=), destinations without direct access or of
+  // another scalar.
+  auto through_temporary = [&] {
+    Plain result(rows, cols);
+    assign_elementwise(result, xpr, options, Eigen::internal::assign_op<Scalar, Scalar>());
+    Eigen::internal::call_assignment_no_alias(dst, result, func);
+  };
+  constexpr bool dst_direct = has_direct_access_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
+  if (!has_device()) {
+    // CPU Eigen, with egpu's aliasing rule: an operand overlapping dst other
+    // than element for element is read before dst is written.
+    bool aliased = false;
+    if constexpr (has_direct_access_v<Dst>) {
+      std::vector<std::shared_ptr<void>> none;
+      aliased = aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
+                                  scalar_kind_of<typename Dst::Scalar>::value);
+    }
+    if (aliased) {
+      const typename Xpr::PlainObject value = xpr;
+      Eigen::internal::call_assignment_no_alias(dst, value, func);
+    } else {
+      Eigen::internal::call_assignment(dst, xpr, func);
+    }
+    return;
+  }
+  if constexpr (kind == 0 || !dst_direct) {
+    through_temporary();
+  } else {
+    std::vector<std::shared_ptr<void>> temporaries;
+    ElementwiseProgram program = describe_elementwise(xpr, temporaries);
+    constexpr ScalarKind scalar = scalar_kind_of<Scalar>::value;
+    const bool resizes = dst.rows() != rows || dst.cols() != cols;
+    if (resizes || aliases_otherwise(program, describe(dst), scalar)) {
+      // Eigen's `=` evaluates an aliased expression first; so does egpu for
+      // every form (a leaf overlapping dst any other way would be
+      // overwritten while still being read). A resize frees dst's memory.
+      if (!resizes) return through_temporary();
+      bool reads_dst = false;
+      const ByteRange old = byte_range(describe(dst), scalar_size(scalar));
+      for (const EwLeaf& leaf : program.leaves) reads_dst = reads_dst || old.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar)));
+      if (reads_dst) return through_temporary();
+      dst.resize(rows, cols);
+    }
+    if (rows == 0 || cols == 0) return;
+    const MatrixDesc out = describe(dst);
+    if constexpr (kind == 2 || kind == 3) {
+      // dst += xpr is dst = dst + xpr: dst is read as a leaf, element for element.
+      const int value = static_cast<int>(program.code.size()) - 1;
+      program.leaves.push_back(EwLeaf{scalar, out});
+      const int old = emit(program, EwOp::load, value_kind(scalar), -1, -1, -1,
+                           static_cast<int>(program.leaves.size()) - 1);
+      emit(program, kind == 2 ? EwOp::add : EwOp::sub, value_kind(scalar), old, value);
+    }
+    elementwise(program, out, scalar, kind != 1, options);
+  }
+}
+
+// The value of a product inside a coefficient-wise expression.
+template <class Product>
+typename Product::PlainObject product_on_gpu(const Product& product) {
+  using Parts = product_parts<Product>;
+  using Scalar = typename Product::Scalar;
+  static_assert(is_supported_scalar_v<Scalar>,
+                "egpu::gpu: scalars are float, double, std::complex<float> and std::complex<double>");
+  typename Product::PlainObject value(product.rows(), product.cols());
+  assign_product(value, Parts::product(product), Scalar(Parts::factor(product)), Options(),
+                 Eigen::internal::assign_op<Scalar, Scalar>());
+  return value;
+}
+
 template <class Dst, class Xpr, class Func>
 void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func) {
   using Parts = product_parts<Xpr>;
-  static_assert(Parts::is_product,
-                "egpu::gpu: this version runs matrix products (A * B with optional transpose(), adjoint(), "
-                "conjugate() and scalar factors); other expressions are not supported yet");
   if constexpr (Parts::is_product) {
     const auto& product = Parts::product(src.expression());
     using Scalar = typename std::remove_reference_t<decltype(product)>::Scalar;
     static_assert(is_supported_scalar_v<Scalar>,
                   "egpu::gpu: scalars are float, double, std::complex<float> and std::complex<double>");
     assign_product(dst, product, Scalar(Parts::factor(src.expression())), src.options(), func);
+  } else {
+    assign_elementwise(dst, src.expression(), src.options(), func);
   }
 }
 

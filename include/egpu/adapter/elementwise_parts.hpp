@@ -4,14 +4,16 @@
 // strides, either layout, transposed, real()/imag() views); a transposed
 // subexpression transposes its leaves; a vector replicated along its length-one
 // side (colwise()/rowwise() broadcasting, replicate()) becomes a leaf with a
-// stride of 0; any other subexpression without direct access is evaluated by
-// Eigen into a temporary that becomes a leaf. A functor the GPU has no
+// stride of 0; a matrix product is computed by egpu's GEMM and any other
+// subexpression without direct access by Eigen, into a temporary that
+// becomes a leaf. The same operand read twice is one leaf. A functor the GPU has no
 // operation for is a compile-time error that names it
 // (egpu_gpu_cannot_run_this_functor<F>).
 #pragma once
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -128,8 +130,20 @@ struct egpu_gpu_cannot_run_this_functor {
 // Collects the program and owns the temporaries its leaves may point at.
 class ProgramBuilder {
  public:
-  ProgramBuilder(ElementwiseProgram& program, std::vector<std::shared_ptr<void>>& temporaries)
-      : m_program(program), m_temporaries(temporaries) {}
+  ProgramBuilder(ElementwiseProgram& program, std::vector<std::shared_ptr<void>>& temporaries, bool shape_only)
+      : m_program(program), m_temporaries(temporaries), m_shape_only(shape_only) {}
+
+  // Describing only where the leaves are (to check aliasing before a CPU
+  // run): products are not computed, their leaves point nowhere.
+  bool shape_only() const { return m_shape_only; }
+  template <class S>
+  int nowhere_leaf(Eigen::Index rows, Eigen::Index cols) {
+    MatrixDesc d;
+    d.rows = rows;
+    d.cols = cols;
+    d.col_stride = rows;
+    return load(EwLeaf{scalar_kind_of<S>::value, d}, value_kind_of<S>::value);
+  }
 
   int emit(EwOp op, ValueKind type, int x = -1, int y = -1, int z = -1, int index = -1) {
     return detail::emit(m_program, op, type, x, y, z, index);
@@ -142,8 +156,7 @@ class ProgramBuilder {
     using S = typename X::Scalar;
     MatrixDesc d = describe(x);
     if (transposed) transpose(d);
-    m_program.leaves.push_back(EwLeaf{scalar_kind_of<S>::value, d});
-    return emit(EwOp::load, value_kind_of<S>::value, -1, -1, -1, static_cast<int>(m_program.leaves.size()) - 1);
+    return load(EwLeaf{scalar_kind_of<S>::value, d}, value_kind_of<S>::value);
   }
   // A vector replicated along its length-one side: strides of 0 there.
   template <class X>
@@ -155,8 +168,7 @@ class ProgramBuilder {
     d.rows = rows;
     d.cols = cols;
     if (transposed) transpose(d);
-    m_program.leaves.push_back(EwLeaf{scalar_kind_of<S>::value, d});
-    return emit(EwOp::load, value_kind_of<S>::value, -1, -1, -1, static_cast<int>(m_program.leaves.size()) - 1);
+    return load(EwLeaf{scalar_kind_of<S>::value, d}, value_kind_of<S>::value);
   }
   // Keeps an evaluated subexpression alive for as long as the program.
   template <class Plain>
@@ -173,12 +185,25 @@ class ProgramBuilder {
   }
 
  private:
+  // Loads `leaf`; the same operand seen again (a read twice in
+  // a * b + exp(a)) is the same leaf, so that it is moved and read once.
+  int load(const EwLeaf& leaf, ValueKind type) {
+    auto same = [&](const EwLeaf& o) {
+      return o.scalar == leaf.scalar && o.m.data == leaf.m.data && o.m.rows == leaf.m.rows &&
+             o.m.cols == leaf.m.cols && o.m.row_stride == leaf.m.row_stride && o.m.col_stride == leaf.m.col_stride;
+    };
+    const auto found = std::find_if(m_program.leaves.begin(), m_program.leaves.end(), same);
+    const auto index = static_cast<int>(found - m_program.leaves.begin());
+    if (found == m_program.leaves.end()) m_program.leaves.push_back(leaf);
+    return emit(EwOp::load, type, -1, -1, -1, index);
+  }
   static void transpose(MatrixDesc& d) {
     std::swap(d.rows, d.cols);
     std::swap(d.row_stride, d.col_stride);
   }
   ElementwiseProgram& m_program;
   std::vector<std::shared_ptr<void>>& m_temporaries;
+  bool m_shape_only;
 };
 
 // ew_node<Xpr>::emit(x, builder, transposed) appends x's instructions and
@@ -283,13 +308,29 @@ struct ew_node<Eigen::Replicate<X, RowFactor, ColFactor>> {
   }
 };
 
-// The program of x; leaves may point into `temporaries`.
+// A product inside the expression: computed by egpu's GEMM into a temporary
+// (adapter/assign.hpp defines it), which becomes a leaf.
+template <class Product>
+typename Product::PlainObject product_on_gpu(const Product& product);
+
+template <class L, class R, int Option>
+struct ew_node<Eigen::Product<L, R, Option>> {
+  static int emit(const Eigen::Product<L, R, Option>& x, ProgramBuilder& b, bool transposed) {
+    using S = typename Eigen::Product<L, R, Option>::Scalar;
+    if (b.shape_only()) return transposed ? b.nowhere_leaf<S>(x.cols(), x.rows()) : b.nowhere_leaf<S>(x.rows(), x.cols());
+    return b.leaf(b.keep(product_on_gpu(x)), transposed);
+  }
+};
+
+// The program of x; leaves may point into `temporaries`. shape_only: see
+// ProgramBuilder::shape_only.
 template <class Xpr>
-ElementwiseProgram describe_elementwise(const Xpr& x, std::vector<std::shared_ptr<void>>& temporaries) {
+ElementwiseProgram describe_elementwise(const Xpr& x, std::vector<std::shared_ptr<void>>& temporaries,
+                                        bool shape_only = false) {
   ElementwiseProgram program;
   program.rows = x.rows();
   program.cols = x.cols();
-  ProgramBuilder builder(program, temporaries);
+  ProgramBuilder builder(program, temporaries, shape_only);
   ew_emit(x, builder, false);
   return program;
 }

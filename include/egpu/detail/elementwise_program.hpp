@@ -90,4 +90,12 @@ inline int emit(ElementwiseProgram& program, EwOp op, ValueKind type, int x = -1
 // leaf has the expression's shape) and throws egpu::error otherwise.
 void validate(const ElementwiseProgram& program);
 
+// Runs out = program on the GPU, leaves and out in host memory (the
+// library's entry for coefficient-wise work). out has the program's shape
+// and overlaps no leaf except a leaf that is out itself, element for
+// element. `accumulates`: out is one of the leaves (+=, -=), and when the
+// call throws, out is unchanged.
+void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar, bool accumulates,
+                 const Options& options);
+
 }  // namespace egpu::detail

@@ -180,7 +180,9 @@ class KernelWriter {
 const char* elementwise_prelude() { return kElementwisePrelude; }
 
 void to_destination_order(ElementwiseProgram& program, MatrixDesc& out) {
-  const bool row_major = out.rows > 1 && out.cols > 1 && out.col_stride == 1 && out.row_stride != 1;
+  // A single row is transposed too: as a column, its chunks in a pipeline
+  // are runs of memory.
+  const bool row_major = out.cols > 1 && (out.rows == 1 || (out.col_stride == 1 && out.row_stride != 1));
   if (!row_major) return;
   auto transpose = [](MatrixDesc& m) {
     std::swap(m.rows, m.cols);

@@ -38,8 +38,9 @@ struct EwKernelShape {
 };
 
 // The program rewritten so that its coefficients are counted in the
-// destination's storage order: a row-major destination transposes the whole
-// problem (rows and columns, every stride), so the kernel writes it linearly.
+// destination's storage order: a row-major destination, or a single row,
+// transposes the whole problem (rows and columns, every stride), so the
+// kernel writes it linearly.
 void to_destination_order(detail::ElementwiseProgram& program, detail::MatrixDesc& out);
 
 // The shape of the kernel for `program` writing into `out` (after

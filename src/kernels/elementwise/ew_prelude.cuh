@@ -7,8 +7,9 @@
 //
 // Eigen's meaning, operation by operation (Eigen 3.4's scalar functors):
 // min/max are std::min/std::max (the first argument when either is NaN);
-// rsqrt of a real is 1/sqrt; cube is x*x*x; inverse is 1/x; arg of a real is pi for
-// x < 0, else 0; real/complex mixes follow std::complex's operators;
+// rsqrt of a real is 1/sqrt; cube is x*x*x; inverse is 1/x; arg of a real is
+// std::arg's, pi when the sign bit is set (-0.0 included), else 0;
+// real/complex mixes follow std::complex's operators;
 // complex division is Smith's algorithm; complex pow(x, y) is
 // exp(y * log(x)), as C's cpow (so 0^y is 0 or infinite by the sign of
 // Re y, as there); complex sqrt, rsqrt, log, expm1 and log1p are
@@ -103,7 +104,7 @@ template <class T> __device__ __forceinline__ cx<T> div(cx<T> x, T y) { return m
   __device__ __forceinline__ T real(T x) { return x; }                                  \
   __device__ __forceinline__ T imag(T) { return T(0); }                                 \
   __device__ __forceinline__ T conj(T x) { return x; }                                  \
-  __device__ __forceinline__ T arg(T x) { return x < T(0) ? T(PI) : T(0); }             \
+  __device__ __forceinline__ T arg(T x) { return ::signbit(x) ? T(PI) : T(0); }         \
   __device__ __forceinline__ T min(T x, T y) { return y < x ? y : x; }                  \
   __device__ __forceinline__ T max(T x, T y) { return x < y ? y : x; }                  \
   __device__ __forceinline__ T pow(T x, T y) { return ::pow(x, y); }                    \
@@ -197,11 +198,17 @@ template <class T> __device__ __forceinline__ cx<T> sqrt_signed(cx<T> z) {
 // functions, with C's signed zeros: the general forms would leave a rounding
 // residue there whose sign a later function on a cut would turn into a sign
 // of the result.
+// 1 - z^2 as (1 - x)(1 + x) + y^2 - 2ixy: near z = +-1, where asin and acos
+// are most sensitive, 1 - x is exact and nothing cancels (1 - (x^2 - y^2)
+// would lose the digits that matter there).
+template <class T> __device__ __forceinline__ cx<T> one_minus_square(cx<T> z) {
+  return mk((T(1) - z.re) * (T(1) + z.re) + z.im * z.im, T(-2) * z.re * z.im);
+}
 template <class T> __device__ __forceinline__ cx<T> asin(cx<T> z) {
   if (z.im == T(0) && fabs(z.re) <= T(1)) return mk(::asin(z.re), z.im);
   if (z.re == T(0)) return mk(z.re, ::asinh(z.im));
   const cx<T> iz = mk(-z.im, z.re);
-  const cx<T> l = log(add(iz, sqrt_signed(sub(T(1), mul(z, z)))));
+  const cx<T> l = log(add(iz, sqrt_signed(one_minus_square(z))));
   return mk(l.im, -l.re);
 }
 template <class T> __device__ __forceinline__ cx<T> acos(cx<T> z) {

@@ -1,0 +1,21 @@
+// egpu::detail::elementwise, the compiled library's entry for
+// coefficient-wise expressions.
+#include <string>
+
+#include "egpu/detail/elementwise_program.hpp"
+#include "egpu/error.hpp"
+#include "executor/elementwise_executor.hpp"
+
+namespace egpu::detail {
+
+void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar, bool accumulates,
+                 const Options& options) {
+  validate(program);
+  if (out.rows != program.rows || out.cols != program.cols)
+    throw egpu::error("egpu::gpu: the destination is " + std::to_string(out.rows) + "x" + std::to_string(out.cols) +
+                      ", the expression " + std::to_string(program.rows) + "x" + std::to_string(program.cols));
+  if (program.rows == 0 || program.cols == 0) return;
+  executor::run_elementwise(program, out, out_scalar, accumulates, options);
+}
+
+}  // namespace egpu::detail

@@ -1,0 +1,233 @@
+#include "executor/elementwise_executor.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "backend/device_elementwise.hpp"
+#include "egpu/error.hpp"
+#include "executor/pipeline_parts.hpp"
+#include "kernels/elementwise/elementwise_source.hpp"
+#include "planner/elementwise_plan.hpp"
+#include "runtime/context.hpp"
+#include "runtime/device_buffer.hpp"
+
+namespace egpu::executor {
+namespace {
+
+using detail::MatrixDesc;
+using detail::ScalarKind;
+
+// Calls f(T()) with the element type the transfers use for `scalar`.
+template <class F>
+void with_element_type(ScalarKind scalar, F&& f) {
+  switch (scalar) {
+    case ScalarKind::f32: return f(float());
+    case ScalarKind::f64: return f(double());
+    case ScalarKind::c32: return f(kernels::cfloat());
+    case ScalarKind::c64: return f(kernels::cdouble());
+  }
+}
+
+// A piece lies densely in its slot (lines not padded), so that every chunk
+// reads the same way and one compiled kernel serves them all.
+DenseShape dense(std::int64_t rows, std::int64_t cols, Layout layout) {
+  DenseShape s;
+  s.layout = layout;
+  s.lines = layout == Layout::col_major ? cols : rows;
+  s.line_length = layout == Layout::col_major ? rows : cols;
+  s.ld = s.line_length;
+  return s;
+}
+
+// One leaf's device slots and the events that order them.
+class LeafSlots {
+ public:
+  LeafSlots(const detail::EwLeaf& leaf, const planner::LeafTraffic& traffic, std::int32_t slots, std::int64_t mb,
+            std::int64_t nb, cudaStream_t stream, Events& events, std::size_t compute_streams)
+      : m_leaf(leaf),
+        m_traffic(traffic),
+        m_slot_bytes(planner::ElementwisePlan::slot_bytes(traffic.elem_size,
+                                                          planner::ElementwisePlan::piece_rows(traffic, mb),
+                                                          planner::ElementwisePlan::piece_cols(traffic, nb))),
+        m_buffer(static_cast<std::size_t>(m_slot_bytes * slots), stream),
+        m_device(static_cast<std::size_t>(slots)),
+        m_ready(events.make(static_cast<std::size_t>(slots))) {
+    for (std::int32_t s = 0; s < slots; ++s) m_read.push_back(events.make(compute_streams));
+    with_element_type(leaf.scalar, [&](auto t) {
+      using U = decltype(t);
+      m_pinned = is_pinned(host_matrix<U>(leaf.m));
+    });
+  }
+
+  // Queues the upload of the leaf's piece of chunk `op` into op.slot once
+  // every kernel that read the slot's previous piece is done.
+  void upload(const Op& op, StagingRing& ring, cudaStream_t stream, int threads) {
+    const auto s = static_cast<std::size_t>(op.slot);
+    for (cudaEvent_t e : m_read[s]) wait(stream, e);
+    const MatrixDesc& m = m_leaf.m;
+    const std::int64_t rows = planner::ElementwisePlan::piece_rows(m_traffic, op.mi),
+                       cols = planner::ElementwisePlan::piece_cols(m_traffic, op.nj);
+    MatrixDesc host = m;
+    host.data = static_cast<char*>(m.data) +
+                detail::scalar_size(m_leaf.scalar) * ((m_traffic.varies_down_rows ? op.i0 * m.row_stride : 0) +
+                                                      (m_traffic.varies_across_cols ? op.j0 * m.col_stride : 0));
+    host.rows = rows;
+    host.cols = cols;
+    void* slot = m_buffer.as<char>() + static_cast<std::int64_t>(s) * m_slot_bytes;
+    Layout layout = Layout::col_major;
+    with_element_type(m_leaf.scalar, [&](auto t) {
+      using U = decltype(t);
+      const HostMatrix<U> piece = host_matrix<U>(host);
+      layout = natural_layout(piece);
+      executor::upload(piece, m_pinned, dense(rows, cols, layout), false, static_cast<U*>(slot), ring, stream,
+                       threads);
+    });
+    // A broadcast side repeats the piece with a stride of 0.
+    MatrixDesc& d = m_device[s];
+    d.data = slot;
+    d.row_stride = !m_traffic.varies_down_rows ? 0 : layout == Layout::col_major ? 1 : cols;
+    d.col_stride = !m_traffic.varies_across_cols ? 0 : layout == Layout::col_major ? rows : 1;
+    record(m_ready[s], stream);
+  }
+
+  // Before a kernel on `stream` reads `slot` for chunk `op`; returns the
+  // piece as that chunk's operand (a piece uploaded once serves chunks of
+  // other sizes).
+  MatrixDesc acquire(std::int32_t slot, const Op& op, cudaStream_t stream) {
+    wait(stream, m_ready[static_cast<std::size_t>(slot)]);
+    MatrixDesc d = m_device[static_cast<std::size_t>(slot)];
+    d.rows = op.mi;
+    d.cols = op.nj;
+    return d;
+  }
+  // After that kernel is queued on compute lane `lane`.
+  void release(std::int32_t slot, std::size_t lane, cudaStream_t stream) {
+    record(m_read[static_cast<std::size_t>(slot)][lane], stream);
+  }
+
+ private:
+  detail::EwLeaf m_leaf;
+  planner::LeafTraffic m_traffic;
+  std::int64_t m_slot_bytes;
+  runtime::DeviceBuffer m_buffer;
+  std::vector<MatrixDesc> m_device;  // per slot: the piece as the kernel reads it
+  std::vector<cudaEvent_t> m_ready;
+  std::vector<std::vector<cudaEvent_t>> m_read;  // per slot, per compute stream
+  bool m_pinned = false;
+};
+
+planner::ElementwiseProblem problem_of(const detail::ElementwiseProgram& program, ScalarKind out_scalar,
+                                       bool accumulates) {
+  planner::ElementwiseProblem problem;
+  problem.rows = program.rows;
+  problem.cols = program.cols;
+  problem.out_elem_size = detail::scalar_size(out_scalar);
+  problem.accumulates = accumulates;
+  for (const auto& leaf : program.leaves)
+    problem.leaves.push_back({detail::scalar_size(leaf.scalar), leaf.m.row_stride != 0 || program.rows == 1,
+                              leaf.m.col_stride != 0 || program.cols == 1});
+  return problem;
+}
+
+template <class T>
+void run(detail::ElementwiseProgram program, MatrixDesc out_desc, ScalarKind out_scalar, bool accumulates,
+         const Options& options) {
+  // Counted in the destination's storage order, so that chunks of whole
+  // columns are runs of its memory.
+  kernels::to_destination_order(program, out_desc);
+  runtime::Context& ctx = runtime::thread_context();
+  const Streams streams(ctx, stream_count(options));
+  const int threads = options.staging_threads > 0 ? options.staging_threads : hardware_threads();
+  const planner::ElementwisePlan plan = planner::plan_elementwise(
+      problem_of(program, out_scalar, accumulates),
+      {static_cast<std::int64_t>(runtime::device_budget(options.device_memory_limit)), options.chunk_bytes});
+
+  const HostMatrix<T> dst = host_matrix<T>(out_desc);
+  const bool defer_downloads = accumulates && plan.out_slots == plan.chunks();
+  const ResultTarget<T> target(dst, accumulates && !defer_downloads);
+
+  Events events;
+  const std::size_t computes = streams.compute.size();
+  std::vector<LeafSlots> leaves;
+  leaves.reserve(program.leaves.size());
+  for (std::size_t l = 0; l < program.leaves.size(); ++l)
+    leaves.emplace_back(program.leaves[l], plan.problem.leaves[l], plan.leaf_once[l] ? 1 : plan.leaf_slots, plan.mb,
+                        plan.nb, streams.up, events, computes);
+  const std::size_t c_slot_elems = static_cast<std::size_t>(
+      planner::ElementwisePlan::slot_bytes(sizeof(T), plan.mb, plan.nb) / static_cast<std::int64_t>(sizeof(T)));
+  runtime::DeviceBuffer c_buffer(sizeof(T) * c_slot_elems * static_cast<std::size_t>(plan.out_slots), streams.up);
+  const std::vector<cudaEvent_t> c_done = events.make(static_cast<std::size_t>(plan.out_slots));
+  const std::vector<cudaEvent_t> c_free = events.make(static_cast<std::size_t>(plan.out_slots));
+  start_after_up(streams, events);
+
+  Trace trace;
+  const DrainOnExit drain{streams};
+  Writer<T> writer(ctx, streams.down, c_buffer.as<T>(), c_slot_elems, target.out(),
+                   !target.held() && is_pinned(dst), c_free, defer_downloads, threads, trace);
+
+  StagingRing ring{&ctx.up_ring()};
+  detail::ElementwiseProgram chunk = program;
+  for (const Op& op : plan.ops) {
+    maybe_fail();
+    writer.check();
+    switch (op.kind) {
+      case OpKind::upload_leaf: {
+        const int span = trace.begin(region(("upload leaf " + std::to_string(op.leaf)).c_str(), op.i0, op.mi, op.j0,
+                                            op.nj),
+                                     "H2D", streams.up);
+        leaves[static_cast<std::size_t>(op.leaf)].upload(op, ring, streams.up, threads);
+        trace.end(span, streams.up);
+        break;
+      }
+      case OpKind::evaluate: {
+        const std::size_t lane = static_cast<std::size_t>(op.tile) % computes;
+        const cudaStream_t stream = streams.compute[lane];
+        writer.claim(op.slot, stream);
+        chunk.rows = op.mi;
+        chunk.cols = op.nj;
+        for (std::size_t l = 0; l < leaves.size(); ++l)
+          chunk.leaves[l].m = leaves[l].acquire(plan.leaf_once[l] ? 0 : op.a_slot, op, stream);
+        MatrixDesc out;
+        out.data = c_buffer.as<T>() + static_cast<std::size_t>(op.slot) * c_slot_elems;
+        out.rows = op.mi;
+        out.cols = op.nj;
+        out.row_stride = 1;
+        out.col_stride = op.mi;
+        const int span = trace.begin(region("evaluate", op.i0, op.mi, op.j0, op.nj), "kernels " + std::to_string(lane),
+                                     stream);
+        backend::device_elementwise(chunk, out, out_scalar, ctx, stream);
+        trace.end(span, stream);
+        for (std::size_t l = 0; l < leaves.size(); ++l)
+          leaves[l].release(plan.leaf_once[l] ? 0 : op.a_slot, lane, stream);
+        record(c_done[static_cast<std::size_t>(op.slot)], stream);
+        break;
+      }
+      case OpKind::download_c:
+        writer.push({op, c_done[static_cast<std::size_t>(op.slot)], dense(op.mi, op.nj, Layout::col_major)});
+        break;
+      default:
+        throw egpu::error("coefficient-wise pipeline: a product's operation in its plan");
+    }
+  }
+  writer.finish(streams.compute);
+  for (cudaStream_t s : streams.all) runtime::cuda_check(cudaStreamSynchronize(s), "coefficient-wise pipeline");
+  target.commit(threads);
+  trace.flush();
+}
+
+}  // namespace
+
+void run_elementwise(detail::ElementwiseProgram program, detail::MatrixDesc out, detail::ScalarKind out_scalar,
+                     bool accumulates, const Options& options) {
+  const FailureScope failure_scope;  // an injected failure applies to this call only
+  switch (out_scalar) {
+    case ScalarKind::f32: return run<float>(std::move(program), out, out_scalar, accumulates, options);
+    case ScalarKind::f64: return run<double>(std::move(program), out, out_scalar, accumulates, options);
+    case ScalarKind::c32: return run<kernels::cfloat>(std::move(program), out, out_scalar, accumulates, options);
+    case ScalarKind::c64: return run<kernels::cdouble>(std::move(program), out, out_scalar, accumulates, options);
+  }
+  throw egpu::error("coefficient-wise pipeline: unknown scalar type");
+}
+
+}  // namespace egpu::executor

@@ -1,0 +1,316 @@
+// The parts of the host-resident pipeline that every kind of work uses
+// (products in gemm_executor, coefficient-wise expressions in
+// elementwise_executor): the call's events and streams, the writer thread
+// that brings finished tiles back into the destination, the injected
+// failures of the tests.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "egpu/detail/gemm_descriptor.hpp"
+#include "egpu/error.hpp"
+#include "egpu/options.hpp"
+#include "executor/host_matrix.hpp"
+#include "executor/thread_pool.hpp"
+#include "executor/trace.hpp"
+#include "executor/transfer.hpp"
+#include "planner/pipeline_plan.hpp"
+#include "runtime/context.hpp"
+#include "runtime/cuda_check.hpp"
+
+namespace egpu::executor {
+
+using planner::Op;
+using planner::OpKind;
+
+// Counts down the injected failure (egpu::detail::inject_failure_after):
+// throws egpu::error when it reaches zero.
+void maybe_fail();
+// Disarms the injected failure when the call that it applies to ends.
+struct FailureScope {
+  FailureScope() = default;
+  FailureScope(const FailureScope&) = delete;
+  FailureScope& operator=(const FailureScope&) = delete;
+  ~FailureScope();
+};
+
+template <class T>
+HostMatrix<T> host_matrix(const detail::MatrixDesc& d) {
+  return {static_cast<T*>(d.data), d.rows, d.cols, d.row_stride, d.col_stride, d.conj};
+}
+
+template <class T>
+T scalar_from(const std::complex<double>& z) {
+  if constexpr (kernels::is_complex<T>::value)
+    return T{static_cast<kernels::real_of_t<T>>(z.real()), static_cast<kernels::real_of_t<T>>(z.imag())};
+  else
+    return static_cast<T>(z.real());
+}
+
+
+// Events owned by one call.
+class Events {
+ public:
+  cudaEvent_t make() {
+    cudaEvent_t e = nullptr;
+    runtime::cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    m_events.push_back(e);
+    return e;
+  }
+  std::vector<cudaEvent_t> make(std::size_t count) {
+    std::vector<cudaEvent_t> v;
+    for (std::size_t i = 0; i < count; ++i) v.push_back(make());
+    return v;
+  }
+  ~Events() {
+    for (cudaEvent_t e : m_events) (void)cudaEventDestroy(e);
+  }
+
+ private:
+  std::vector<cudaEvent_t> m_events;
+};
+
+void wait(cudaStream_t stream, cudaEvent_t event);
+void record(cudaEvent_t event, cudaStream_t stream);
+
+// The streams of one call and what each is for.
+struct Streams {
+  std::vector<cudaStream_t> all;
+  cudaStream_t up = nullptr, down = nullptr;
+  std::vector<cudaStream_t> compute;
+
+  Streams(runtime::Context& ctx, int count) {
+    for (int i = 0; i < count; ++i) all.push_back(ctx.stream(i));
+    up = all[0];
+    down = count >= 3 ? all[1] : all[0];
+    if (count == 1) compute = {all[0]};
+    else if (count == 2) compute = {all[1]};
+    else compute.assign(all.begin() + 2, all.end());
+  }
+  // Waits for everything queued, e.g. before buffers are freed. Errors are
+  // reported by the caller's own checks; on unwinding there is nothing more
+  // to do with them.
+  void synchronize_quietly() const {
+    for (cudaStream_t s : all) (void)cudaStreamSynchronize(s);
+  }
+};
+
+// Declared after the call's buffers and before its writer: on any exit the
+// writer stops first, then every stream drains before the buffers are freed.
+struct DrainOnExit {
+  const Streams& streams;
+  ~DrainOnExit() { streams.synchronize_quietly(); }
+};
+
+// Every stream of the call starts after the work queued on `up` so far (the
+// call's allocations, which are ordered on it).
+inline void start_after_up(const Streams& streams, Events& events) {
+  const cudaEvent_t allocated = events.make();
+  record(allocated, streams.up);
+  for (cudaStream_t s : streams.all) wait(s, allocated);
+}
+
+// Streams for one call: options.streams, else from the device's copy engines.
+int stream_count(const Options& options);
+
+inline std::string region(const char* what, std::int64_t r0, std::int64_t r, std::int64_t c0, std::int64_t c) {
+  return std::string(what) + " [" + std::to_string(r0) + "+" + std::to_string(r) + ", " + std::to_string(c0) +
+         "+" + std::to_string(c) + "]";
+}
+
+// The writer thread: queues each finished tile's download and copies it
+// into the destination, while the calling thread keeps issuing uploads and
+// kernels. It records when a result slot is free again. A writer that
+// defers holds every job until finish(), which first waits for the kernels:
+// an accumulating call writes nothing unless all of them succeeded.
+template <class T>
+class Writer {
+ public:
+  struct Job {
+    Op op;              // download_c: the tile's region and result slot
+    cudaEvent_t ready;  // after the tile's last kernel
+    DenseShape shape;   // how the tile lies in its slot
+  };
+
+  Writer(runtime::Context& ctx, cudaStream_t stream, const T* c_slots, std::size_t c_slot_elems,
+         const HostMatrix<T>& out, bool out_pinned, std::vector<cudaEvent_t> slot_free, bool defer, int threads,
+         Trace& trace)
+      : m_ctx(ctx),
+        m_stream(stream),
+        m_c(c_slots),
+        m_c_elems(c_slot_elems),
+        m_out(out),
+        m_out_pinned(out_pinned),
+        m_slot_free(std::move(slot_free)),
+        m_downloads_issued(m_slot_free.size(), 0),
+        m_claimed(m_slot_free.size(), 0),
+        m_defer(defer),
+        m_threads(threads),
+        m_trace(trace),
+        m_ring{&ctx.down_ring()},
+        m_thread([this] { loop(); }) {}
+
+  // Stops after the job in hand: jobs still queued are dropped (on the
+  // normal path finish() has already run them all).
+  ~Writer() {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_closed = true;
+      m_jobs.clear();
+    }
+    m_changed.notify_all();
+    m_thread.join();
+  }
+
+  void push(const Job& job) {
+    if (m_defer) {
+      m_deferred.push_back(job);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_jobs.push_back(job);
+    }
+    m_changed.notify_all();
+  }
+
+  // Before a kernel writes a new tile into `slot` on `stream`: the slot's
+  // previous tile must have left. Blocks until that download is queued,
+  // then makes `stream` wait for it. Rethrows the writer's error, if any.
+  void claim(int slot, cudaStream_t stream) {
+    const auto s = static_cast<std::size_t>(slot);
+    if (m_claimed[s] > 0) {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      m_changed.wait(lock, [&] { return m_error || m_downloads_issued[s] >= m_claimed[s]; });
+      if (m_error) std::rethrow_exception(m_error);
+      wait(stream, m_slot_free[s]);
+    }
+    ++m_claimed[s];
+  }
+
+  // Blocks until every pushed job is done (a deferring writer first waits
+  // for the `kernels` streams, then queues its jobs); rethrows the writer's
+  // error.
+  void finish(const std::vector<cudaStream_t>& kernels) {
+    if (m_defer) {
+      for (cudaStream_t s : kernels) runtime::cuda_check(cudaStreamSynchronize(s), "the pipeline's kernels");
+      maybe_fail();
+      m_defer = false;
+      for (const Job& job : m_deferred) push(job);
+    }
+    std::unique_lock<std::mutex> lock(m_mutex);
+    m_changed.wait(lock, [&] { return m_error || (m_jobs.empty() && !m_busy); });
+    if (m_error) std::rethrow_exception(m_error);
+  }
+
+  void check() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_error) std::rethrow_exception(m_error);
+  }
+
+ private:
+  void loop() {
+    // The device was made current on the calling thread; this thread needs it too.
+    if (cudaSetDevice(m_ctx.device()) != cudaSuccess) (void)cudaGetLastError();
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(m_mutex);
+        m_changed.wait(lock, [&] { return m_closed || (!m_jobs.empty() && !m_error); });
+        if (m_jobs.empty() || m_error) return;
+        job = m_jobs.front();
+        m_jobs.pop_front();
+        m_busy = true;
+      }
+      try {
+        run(job);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_error = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_busy = false;
+      }
+      m_changed.notify_all();
+    }
+  }
+
+  void run(const Job& job) {
+    const Op& op = job.op;
+    wait(m_stream, job.ready);
+    const int span = m_trace.begin(region("download C", op.i0, op.mi, op.j0, op.nj), "D2H", m_stream);
+    download(m_c + static_cast<std::size_t>(op.slot) * m_c_elems, job.shape, m_out.block(op.i0, op.j0, op.mi, op.nj),
+             m_out_pinned, m_ring, m_stream, m_threads);
+    m_trace.end(span, m_stream);
+    record(m_slot_free[static_cast<std::size_t>(op.slot)], m_stream);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    ++m_downloads_issued[static_cast<std::size_t>(op.slot)];
+  }
+
+  runtime::Context& m_ctx;
+  cudaStream_t m_stream;
+  const T* m_c;
+  std::size_t m_c_elems;
+  HostMatrix<T> m_out;
+  bool m_out_pinned;
+  std::vector<cudaEvent_t> m_slot_free;
+  std::vector<int> m_downloads_issued;
+  std::vector<int> m_claimed;  // tiles given to each slot (calling thread only)
+  bool m_defer;
+  std::vector<Job> m_deferred;
+  int m_threads;
+  Trace& m_trace;
+  StagingRing m_ring;
+  std::mutex m_mutex;
+  std::condition_variable m_changed;
+  std::deque<Job> m_jobs;
+  bool m_busy = false, m_closed = false;
+  std::exception_ptr m_error;
+  std::thread m_thread;
+};
+
+// Copies between two host views of the same size, over the staging threads.
+template <class T>
+void copy_host(const HostMatrix<T>& from, const HostMatrix<T>& to, int threads) {
+  parallel_for(to.cols, threads, std::max<std::int64_t>(1, (std::int64_t(1) << 16) / std::max<std::int64_t>(1, to.rows)),
+               [&](std::int64_t j0, std::int64_t j1) {
+                 for (std::int64_t j = j0; j < j1; ++j)
+                   for (std::int64_t i = 0; i < to.rows; ++i)
+                     to.data[i * to.row_stride + j * to.col_stride] = from.data[i * from.row_stride + j * from.col_stride];
+               });
+}
+
+// Where results go: the destination itself, or, for an accumulating call
+// whose results cannot all wait on the device, a host buffer copied into
+// the destination once everything has succeeded.
+template <class T>
+class ResultTarget {
+ public:
+  ResultTarget(const HostMatrix<T>& dst, bool hold)
+      : m_dst(dst),
+        m_held(hold ? static_cast<std::size_t>(dst.rows * dst.cols) : 0),
+        m_out(hold ? HostMatrix<T>{m_held.data(), dst.rows, dst.cols, 1, dst.rows, false} : dst) {}
+  const HostMatrix<T>& out() const { return m_out; }
+  bool held() const { return !m_held.empty(); }
+  void commit(int threads) const {
+    if (held()) copy_host(m_out, m_dst, threads);
+  }
+
+ private:
+  HostMatrix<T> m_dst;
+  std::vector<T> m_held;
+  HostMatrix<T> m_out;
+};
+
+}  // namespace egpu::executor
