@@ -547,3 +547,63 @@ BOOST_AUTO_TEST_CASE(validate_rejects_bad_descriptors) {
     BOOST_CHECK_THROW(validate(v.d), egpu::error);
   }
 }
+
+// alpha * A * B + beta * C with C the destination: one GEMM with beta, C in
+// place, for =, += and -=, either order of the terms, + or -; otherwise (C
+// another matrix, an operand overlapping the destination) the product goes
+// to a temporary and a coefficient-wise call finishes it.
+BOOST_AUTO_TEST_CASE(product_plus_the_destination_is_one_gemm_with_beta) {
+  const Eigen::MatrixXd A = random_matrix<Eigen::MatrixXd>(6, 4), B = random_matrix<Eigen::MatrixXd>(4, 5);
+  const Eigen::MatrixXd C0 = random_matrix<Eigen::MatrixXd>(6, 5);
+  struct Case {
+    const char* what;
+    double alpha, beta;
+  };
+  auto one_gemm = [&](const Eigen::MatrixXd& got, const Eigen::MatrixXd& expected, const double* dst,
+                      const Case& c) {
+    BOOST_TEST_CONTEXT(c.what) {
+      BOOST_REQUIRE_EQUAL(rec::calls().size(), 1u);
+      BOOST_TEST(rec::elementwise_calls() == 0);
+      const GemmDesc& d = rec::calls()[0].desc;
+      BOOST_TEST(d.c.data == static_cast<const void*>(dst));
+      BOOST_TEST(d.alpha.real() == c.alpha);
+      BOOST_TEST(d.beta.real() == c.beta);
+      BOOST_TEST(!d.beta_is_zero);
+      BOOST_TEST((got - expected).norm() <= 1e-12 * (1 + expected.norm()));
+    }
+    rec::clear();
+  };
+  rec::clear();
+  Eigen::MatrixXd C = C0;
+  C = egpu::gpu(0.5 * A * B + 2.0 * C);
+  one_gemm(C, 0.5 * A * B + 2.0 * C0, C.data(), {"= 0.5 A B + 2 C", 0.5, 2.0});
+  C = C0;
+  C = egpu::gpu(C - A * B);
+  one_gemm(C, C0 - A * B, C.data(), {"= C - A B", -1.0, 1.0});
+  C = C0;
+  C += egpu::gpu(A * B * 3.0 - C);
+  one_gemm(C, C0 + (3.0 * A * B - C0), C.data(), {"+= 3 A B - C", 3.0, 0.0});
+  C = C0;
+  C -= egpu::gpu(-C + A * B);
+  one_gemm(C, C0 - (-C0 + A * B), C.data(), {"-= -C + A B", -1.0, 2.0});
+  Eigen::Array<double, Eigen::Dynamic, Eigen::Dynamic> Ca = C0.array();
+  Ca.matrix() = egpu::gpu(A * B + Ca.matrix() * 0.25);
+  one_gemm(Ca.matrix(), A * B + 0.25 * C0, Ca.data(), {"matrix() view = A B + C 0.25", 1.0, 0.25});
+
+  // C is not the destination: the product into a temporary, then one fused pass.
+  Eigen::MatrixXd D = random_matrix<Eigen::MatrixXd>(6, 5);
+  D = egpu::gpu(A * B + 2.0 * C0);
+  BOOST_REQUIRE_EQUAL(rec::calls().size(), 1u);
+  BOOST_TEST(rec::calls()[0].desc.beta_is_zero);
+  BOOST_TEST(rec::elementwise_calls() == 1);
+  BOOST_TEST((D - (A * B + 2.0 * C0)).norm() <= 1e-12 * (1 + D.norm()));
+  rec::clear();
+
+  // An operand overlapping the destination: the same, as Eigen evaluates the product first.
+  Eigen::MatrixXd S = random_matrix<Eigen::MatrixXd>(5, 5);
+  const Eigen::MatrixXd S0 = S, T = random_matrix<Eigen::MatrixXd>(5, 5);
+  S = egpu::gpu(S * T + S);
+  BOOST_TEST(rec::elementwise_calls() == 1);
+  BOOST_TEST((S - (S0 * T + S0)).norm() <= 1e-12 * (1 + S.norm()));
+  rec::clear();
+}

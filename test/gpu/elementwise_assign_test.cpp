@@ -82,14 +82,8 @@ template <class X, int Layout = Eigen::ColMajor>
 using plain_t = std::conditional_t<is_array_v<X>, Eigen::Array<typename X::Scalar, Dynamic, Dynamic, Layout>,
                                    Eigen::Matrix<typename X::Scalar, Dynamic, Dynamic, Layout>>;
 
-// A side shrunk with EGPU_TEST_SCALE (area ~ scale); odd stays odd.
-Index dim(Index d) {
-  const double s = test_scale();
-  if (s >= 1.0 || d <= 3) return d;
-  Index x = std::max<Index>(2, static_cast<Index>(std::lround(double(d) * std::sqrt(s))));
-  if (d % 2 == 1) x |= 1;
-  return x;
-}
+// A side shrunk with EGPU_TEST_SCALE (area ~ scale).
+Index dim(Index d) { return scaled_dim(d, 2); }
 
 std::string shape_text(Index rows, Index cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
@@ -789,34 +783,21 @@ BOOST_AUTO_TEST_CASE(two_host_threads) {
       run_into(x1, Reference<CF>(x1), d1, self, Op::assign, opt1, random_matrix<Mat<CF>>(r1, c1), "thread 1's call");
 
   const int rounds = scaled_count(6);
-  std::mutex mutex;
-  std::vector<std::string> faults;
   std::atomic<int> done{0};
-  auto fault = [&](const std::string& s) {
-    std::lock_guard<std::mutex> lock(mutex);
-    faults.push_back(s);
-  };
-  auto work = [&](int id) {
-    try {
-      for (int k = 0; k < rounds; ++k) {
-        if (id == 0) {
-          Eigen::ArrayXXd d = start0.array();
-          d += egpu::gpu(x0, opt0);
-          if (!same_bits(elements(d), expected0)) fault("thread 0, round " + std::to_string(k) + ": other bits");
-        } else {
-          RowCF d(r1, c1);
-          d = egpu::gpu(x1, opt1);
-          if (!same_bits(elements(d), expected1)) fault("thread 1, round " + std::to_string(k) + ": other bits");
-        }
-        ++done;
+  const auto faults = run_on_threads(2, [&](int id, const auto& fault) {
+    for (int k = 0; k < rounds; ++k) {
+      if (id == 0) {
+        Eigen::ArrayXXd d = start0.array();
+        d += egpu::gpu(x0, opt0);
+        if (!same_bits(elements(d), expected0)) fault("thread 0, round " + std::to_string(k) + ": other bits");
+      } else {
+        RowCF d(r1, c1);
+        d = egpu::gpu(x1, opt1);
+        if (!same_bits(elements(d), expected1)) fault("thread 1, round " + std::to_string(k) + ": other bits");
       }
-    } catch (const std::exception& e) {
-      fault("thread " + std::to_string(id) + " threw: " + e.what());
+      ++done;
     }
-  };
-  std::thread first(work, 0), second(work, 1);
-  first.join();
-  second.join();
+  });
   for (const auto& f : faults) BOOST_TEST(false, f);
   BOOST_TEST(done.load() == 2 * rounds);
   print_exemptions("two threads");

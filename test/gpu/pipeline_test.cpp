@@ -51,14 +51,8 @@ template <class S> using RowMat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynami
 const char* backend_name(egpu::Backend b) { return b == egpu::Backend::own ? "own" : "cublas"; }
 constexpr egpu::Backend kBackends[] = {egpu::Backend::own, egpu::Backend::cublas};
 
-// A dimension shrunk with EGPU_TEST_SCALE (volume ~ scale), odd stays odd.
-Index dim(Index d) {
-  const double s = test_scale();
-  if (s >= 1.0 || d <= 3) return d;
-  Index x = std::max<Index>(2, static_cast<Index>(std::lround(double(d) * std::cbrt(s))));
-  if (d % 2 == 1) x |= 1;
-  return x;
-}
+// A dimension shrunk with EGPU_TEST_SCALE (volume ~ scale).
+Index dim(Index d) { return scaled_dim(d, 3); }
 
 // How a call's pipeline is set up.
 struct Config {
@@ -533,14 +527,8 @@ BOOST_AUTO_TEST_CASE(two_threads_out_of_core) {
       jobs[id].push_back(std::move(job));
     }
   }
-  std::mutex mutex;
-  std::vector<std::string> failed;
   std::atomic<int> done{0};
-  auto fail = [&](const std::string& msg) {
-    std::lock_guard<std::mutex> lock(mutex);
-    failed.push_back(msg);
-  };
-  auto worker = [&](int id) {
+  const auto failed = run_on_threads(2, [&](int id, const auto& fail) {
     for (const Job& job : jobs[id]) {
       if (id == 0) {
         Mat<double> c = job.c0;
@@ -563,17 +551,7 @@ BOOST_AUTO_TEST_CASE(two_threads_out_of_core) {
       }
       ++done;
     }
-  };
-  std::vector<std::thread> threads;
-  for (int id = 0; id < 2; ++id)
-    threads.emplace_back([&, id] {
-      try {
-        worker(id);
-      } catch (const std::exception& e) {
-        fail("thread " + std::to_string(id) + " threw: " + e.what());
-      }
-    });
-  for (auto& t : threads) t.join();
+  });
   for (const auto& f : failed) BOOST_TEST(false, f);
   BOOST_TEST(done.load() == 2 * per_thread);
 }

@@ -4,8 +4,10 @@
 #include <string>
 #include <type_traits>
 
+#include "egpu/detail/elementwise_program.hpp"
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
+#include "support/elementwise_reference.hpp"
 
 namespace egpu_test::recording {
 namespace {
@@ -53,7 +55,14 @@ std::vector<Call>& calls() {
   static std::vector<Call> c;
   return c;
 }
-void clear() { calls().clear(); }
+int& elementwise_calls() {
+  static int n = 0;
+  return n;
+}
+void clear() {
+  calls().clear();
+  elementwise_calls() = 0;
+}
 void fail_next_call() { g_fail_next = true; }
 
 }  // namespace egpu_test::recording
@@ -77,6 +86,29 @@ void gemm(const GemmDesc& desc, const Options& options) {
     case ScalarKind::f64: egpu_test::recording::naive<double>(desc); break;
     case ScalarKind::c32: egpu_test::recording::naive<std::complex<float>>(desc); break;
     case ScalarKind::c64: egpu_test::recording::naive<std::complex<double>>(desc); break;
+  }
+}
+
+void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar, bool,
+                 const Options&) {
+  validate(program);
+  ++egpu_test::recording::elementwise_calls();
+  // Every value first: out may be one of the leaves.
+  std::vector<egpu_test::EwValue> values;
+  for (std::int64_t j = 0; j < program.cols; ++j)
+    for (std::int64_t i = 0; i < program.rows; ++i) values.push_back(egpu_test::evaluate_at(program, i, j));
+  auto store = [&](auto zero) {
+    using T = decltype(zero);
+    std::size_t k = 0;
+    for (std::int64_t j = 0; j < program.cols; ++j)
+      for (std::int64_t i = 0; i < program.rows; ++i)
+        static_cast<T*>(out.data)[i * out.row_stride + j * out.col_stride] = values[k++].template get<T>();
+  };
+  switch (out_scalar) {
+    case ScalarKind::f32: return store(float());
+    case ScalarKind::f64: return store(double());
+    case ScalarKind::c32: return store(std::complex<float>());
+    case ScalarKind::c64: return store(std::complex<double>());
   }
 }
 

@@ -16,9 +16,12 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
@@ -67,6 +70,30 @@ template <class T> bool is_poison(const T& v) {
   return std::memcmp(&v, &p, sizeof(T)) == 0;
 }
 
+// Runs work(id, fault) on `threads` host threads at once and returns what
+// they reported through fault(message) (Boost.Test's checks belong to the
+// main thread); an exception leaving a thread is reported too.
+template <class Work>
+std::vector<std::string> run_on_threads(int threads, Work&& work) {
+  std::mutex mutex;
+  std::vector<std::string> faults;
+  auto fault = [&](const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex);
+    faults.push_back(message);
+  };
+  std::vector<std::thread> pool;
+  for (int id = 0; id < threads; ++id)
+    pool.emplace_back([&, id] {
+      try {
+        work(id, fault);
+      } catch (const std::exception& e) {
+        fault("thread " + std::to_string(id) + " threw: " + e.what());
+      }
+    });
+  for (auto& t : pool) t.join();
+  return faults;
+}
+
 // One process-wide generator. Fresh seed each run (printed, so a failure can
 // be replayed with EGPU_TEST_SEED=<seed>).
 inline std::mt19937_64& rng() {
@@ -92,6 +119,16 @@ inline double test_scale() {
   if (s == nullptr || *s == '\0') return 1.0;
   const double v = std::atof(s);
   return v > 0 ? v : 1.0;
+}
+
+// A side of a shape shrunk with EGPU_TEST_SCALE so that the shape's size
+// (`dims` sides of it shrinking alike) goes with the scale; odd stays odd.
+inline Index scaled_dim(Index d, int dims) {
+  const double s = test_scale();
+  if (s >= 1.0 || d <= 3) return d;
+  Index x = std::max<Index>(2, static_cast<Index>(std::lround(double(d) * std::pow(s, 1.0 / dims))));
+  if (d % 2 == 1) x |= 1;
+  return x;
 }
 inline int scaled_count(int n) {
   const double v = n * test_scale();

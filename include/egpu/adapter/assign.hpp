@@ -14,6 +14,7 @@
 
 #include "egpu/adapter/describe.hpp"
 #include "egpu/adapter/elementwise_parts.hpp"
+#include "egpu/adapter/gemm_update_parts.hpp"
 #include "egpu/adapter/gpu_expr.hpp"
 #include "egpu/adapter/product_parts.hpp"
 #include "egpu/detail/elementwise_program.hpp"
@@ -65,6 +66,41 @@ std::complex<double> as_complex_double(const Scalar& s) {
   return std::complex<double>(s);
 }
 
+// A product's GEMM descriptor without its C: operands (or temporaries of
+// them), sizes and alpha = factor times the operands' own factors.
+template <class Product>
+class ProductCall {
+ public:
+  using Scalar = typename Product::Scalar;
+  using Lhs = typename Product::LhsNestedCleaned;
+  using Rhs = typename Product::RhsNestedCleaned;
+
+  ProductCall(const Product& product, const Scalar& factor) : m_a(product.lhs()), m_b(product.rhs()) {
+    m_desc.scalar = scalar_kind_of<Scalar>::value;
+    m_desc.m = product.lhs().rows();
+    m_desc.n = product.rhs().cols();
+    m_desc.k = product.lhs().cols();
+    m_desc.a = m_a.desc();
+    m_desc.b = m_b.desc();
+    m_alpha = factor * m_a.factor() * m_b.factor();
+  }
+  GemmDesc& desc() { return m_desc; }
+  Scalar alpha() const { return m_alpha; }
+  // Whether an operand read from the user's memory overlaps `out`.
+  bool reads(const MatrixDesc& out) const {
+    const auto elem = scalar_size(m_desc.scalar);
+    const ByteRange o = byte_range(out, elem);
+    return (GemmOperand<Scalar, Lhs>::in_user_memory && o.overlaps(byte_range(m_desc.a, elem))) ||
+           (GemmOperand<Scalar, Rhs>::in_user_memory && o.overlaps(byte_range(m_desc.b, elem)));
+  }
+
+ private:
+  GemmOperand<Scalar, Lhs> m_a;
+  GemmOperand<Scalar, Rhs> m_b;
+  GemmDesc m_desc;
+  Scalar m_alpha{};
+};
+
 // The product part: dst func= factor * (lhs * rhs).
 template <class Dst, class Product, class Func>
 void assign_product(Dst& dst, const Product& product, const typename Product::Scalar& factor,
@@ -105,27 +141,15 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
       return;
     }
 
-    GemmOperand<Scalar, Lhs> a(lhs);
-    GemmOperand<Scalar, Rhs> b(rhs);
-    GemmDesc desc;
-    desc.scalar = scalar_kind_of<Scalar>::value;
-    desc.m = m;
-    desc.n = n;
-    desc.k = k;
-    desc.a = a.desc();
-    desc.b = b.desc();
-    const Scalar alpha = factor * a.factor() * b.factor();
+    ProductCall<Product> call(product, factor);
+    GemmDesc& desc = call.desc();
+    const Scalar alpha = call.alpha();
     desc.alpha = as_complex_double(kind == 3 ? Scalar(-alpha) : alpha);
 
     constexpr bool dst_direct =
         has_direct_access_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
     bool aliased = false;
-    if constexpr (dst_direct) {
-      const auto elem = scalar_size(desc.scalar);
-      const ByteRange out = byte_range(describe(dst), elem);
-      aliased = (GemmOperand<Scalar, Lhs>::in_user_memory && out.overlaps(byte_range(desc.a, elem))) ||
-                (GemmOperand<Scalar, Rhs>::in_user_memory && out.overlaps(byte_range(desc.b, elem)));
-    }
+    if constexpr (dst_direct) aliased = call.reads(describe(dst));
     if (!dst_direct || aliased) {
       // Eigen's rule for `=` (and what a destination without direct access
       // needs): the product goes to a temporary, then into dst.
@@ -161,6 +185,46 @@ inline bool aliases_otherwise(const ElementwiseProgram& program, const MatrixDes
     if (!itself) return true;
   }
   return false;
+}
+
+// dst func= alpha * (A * B) + beta * dst as one GEMM with its beta, when the
+// matrix term is dst itself (the same elements, same layout) and the
+// product's operands do not overlap dst; returns false otherwise (the caller
+// then runs the general coefficient-wise path).
+template <class Dst, class Xpr, class Func>
+bool assign_gemm_update(Dst& dst, const Xpr& xpr, const Options& options, const Func&) {
+  using U = gemm_update_parts<Xpr>;
+  using Parts = product_parts<typename U::P>;
+  using Scalar = typename Dst::Scalar;
+  constexpr int kind = functor_kind<Func>::value;
+  const auto& product = Parts::product(U::product_term(xpr));
+  using Product = std::remove_const_t<std::remove_reference_t<decltype(product)>>;
+  const auto& term = U::matrix_term(xpr);
+  const auto& c = scaled_matrix<typename U::C>::matrix(term);
+  using CScalar = typename std::remove_reference_t<decltype(c)>::Scalar;
+  if constexpr (!std::is_same_v<typename Product::Scalar, Scalar> || !std::is_same_v<CScalar, Scalar>) {
+    return false;
+  } else {
+    const MatrixDesc out = describe(dst), cd = describe(c);
+    const bool c_is_dst = cd.data == out.data && cd.rows == out.rows && cd.cols == out.cols &&
+                          cd.row_stride == out.row_stride && cd.col_stride == out.col_stride;
+    if (!c_is_dst || product.lhs().cols() != product.rhs().rows() || product.rows() != dst.rows() ||
+        product.cols() != dst.cols() || product.lhs().cols() == 0 || dst.size() == 0)
+      return false;
+    ProductCall<Product> call(product, Scalar(U::product_sign) * Scalar(Parts::factor(U::product_term(xpr))));
+    if (call.reads(out)) return false;
+    const Scalar beta_c = Scalar(U::matrix_sign) * Scalar(scaled_matrix<typename U::C>::factor(term));
+    // = : alpha AB + beta_c C;  += : alpha AB + (1 + beta_c) C;  -= : -alpha AB + (1 - beta_c) C.
+    const Scalar alpha = kind == 3 ? Scalar(-call.alpha()) : call.alpha();
+    const Scalar beta = kind == 1 ? beta_c : kind == 2 ? Scalar(Scalar(1) + beta_c) : Scalar(Scalar(1) - beta_c);
+    GemmDesc& desc = call.desc();
+    desc.c = out;
+    desc.alpha = as_complex_double(alpha);
+    desc.beta = as_complex_double(beta);
+    desc.beta_is_zero = false;  // C is read even where beta is 0, so its NaN propagate as in Eigen
+    gemm(desc, options);
+    return true;
+  }
 }
 
 // The coefficient-wise part: dst func= xpr.
@@ -203,6 +267,9 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
       Eigen::internal::call_assignment(dst, xpr, func);
     }
     return;
+  }
+  if constexpr (gemm_update_parts<Xpr>::matches && dst_direct && kind != 0) {
+    if (assign_gemm_update(dst, xpr, options, func)) return;
   }
   if constexpr (kind == 0 || !dst_direct) {
     through_temporary();
