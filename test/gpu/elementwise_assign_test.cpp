@@ -471,12 +471,8 @@ template <class S> void pinned_against_pageable(Index rows, Index cols) {
     const auto add = run_into(expr(a, b), ref, page, self, Op::add, opt, start, base + " pageable");
     for (int mask = 1; mask < 8; ++mask) {  // which of a, b, the destination are pinned
       A pa = a, pb = b, pc(rows, cols);
-      egpu::PinGuard ga, gb, gc;
-      if (mask & 1) ga = egpu::pin(pa);
-      if (mask & 2) gb = egpu::pin(pb);
-      if (mask & 4) gc = egpu::pin(pc);
-      const std::string what = base + " pinned" + ((mask & 1) ? " a" : "") + ((mask & 2) ? " b" : "") +
-                               ((mask & 4) ? " destination" : "");
+      const PinnedSubset pinned = pin_subset(mask, {"a", "b", "destination"}, pa, pb, pc);
+      const std::string what = base + " pinned" + pinned.names;
       BOOST_TEST(same_bits(run_into(expr(pa, pb), ref, pc, self, Op::assign, opt, start, what, false), set),
                  what << ": `=` differs from pageable");
       BOOST_TEST(same_bits(run_into(expr(pa, pb), ref, pc, self, Op::add, opt, start, what, false), add),

@@ -261,12 +261,8 @@ template <class S> void pinned_against_pageable(Index m, Index n, Index k) {
       check(p, pageable, Form::add, S(1), c_start, base + " pageable +=");
       for (int mask = 1; mask < 8; ++mask) {  // which of A, B, C are pinned
         Mat<S> a = p.a, b = p.b, c = c_start;
-        egpu::PinGuard ga, gb, gc;
-        if (mask & 1) ga = egpu::pin(a);
-        if (mask & 2) gb = egpu::pin(b);
-        if (mask & 4) gc = egpu::pin(c);
-        const std::string what = base + " pinned" + ((mask & 1) ? " A" : "") + ((mask & 2) ? " B" : "") +
-                                 ((mask & 4) ? " C" : "");
+        const PinnedSubset pinned = pin_subset(mask, {"A", "B", "C"}, a, b, c);
+        const std::string what = base + " pinned" + pinned.names;
         c.noalias() += egpu::gpu(a * b, opt);
         check(p, c, Form::add, S(1), c_start, what + " +=");
         if (backend == egpu::Backend::own)

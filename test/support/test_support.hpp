@@ -25,6 +25,7 @@
 
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
+#include "egpu/pin.hpp"
 
 namespace egpu_test {
 
@@ -92,6 +93,27 @@ std::vector<std::string> run_on_threads(int threads, Work&& work) {
     });
   for (auto& t : pool) t.join();
   return faults;
+}
+
+// Page-locks the objects whose bit is set in `mask` (bit k: the k-th
+// object) for the life of the result; `names` says which, for messages.
+struct PinnedSubset {
+  std::vector<egpu::PinGuard> guards;
+  std::string names;
+};
+template <class... X>
+PinnedSubset pin_subset(int mask, const std::vector<std::string>& labels, X&... objects) {
+  PinnedSubset p;
+  int bit = 0;
+  auto one = [&](auto& object) {
+    if (mask & (1 << bit)) {
+      p.guards.push_back(egpu::pin(object));
+      p.names += " " + labels[static_cast<std::size_t>(bit)];
+    }
+    ++bit;
+  };
+  (one(objects), ...);
+  return p;
 }
 
 // One process-wide generator. Fresh seed each run (printed, so a failure can
