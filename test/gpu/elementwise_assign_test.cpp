@@ -557,26 +557,6 @@ template <class S> void aliasing(const Variant& variant) {
   }
 }
 
-// One call with a failure injected after `operations`.
-struct Attempt {
-  bool threw = false, other_exception = false;
-  std::string message;
-};
-template <class Run> Attempt attempt(int operations, Run&& run) {
-  Attempt out;
-  ed::inject_failure_after(operations);
-  try {
-    run();
-  } catch (const egpu::error& e) {
-    out.threw = true;
-    out.message = e.what();
-  } catch (const std::exception& e) {
-    out.other_exception = true;
-    out.message = e.what();
-  }
-  ed::inject_failure_after(-1);
-  return out;
-}
 
 // `view op= gpu(xpr, options)` failing after n operations, for n from 0 up
 // past the last operation (rising steps to the first n that gets through,

@@ -321,28 +321,6 @@ template <class S> void streams_and_staging(Index m, Index n, Index k, const Con
   }
 }
 
-// One call with a failure injected after `n` pipeline operations.
-struct Attempt {
-  bool threw = false;
-  bool other_exception = false;
-  std::string message;
-};
-
-template <class Dst, class Run> Attempt attempt(int n, Dst& c, Run&& run) {
-  Attempt out;
-  egpu::detail::inject_failure_after(n);
-  try {
-    run(c);
-  } catch (const egpu::error& e) {
-    out.threw = true;
-    out.message = e.what();
-  } catch (const std::exception& e) {
-    out.other_exception = true;
-    out.message = e.what();
-  }
-  egpu::detail::inject_failure_after(-1);
-  return out;
-}
 
 // Injected failures in `C += / -= gpu(A * B)`: each attempt either succeeds
 // with the right result or throws egpu::error leaving C bit-identical;
@@ -374,7 +352,7 @@ void failures(Index m, Index n, Index k, const Config& config, egpu::Backend bac
   auto try_at = [&](int at) {
     const std::size_t device_before = egpu::detail::device_bytes_in_use();
     const std::size_t pinned_before = egpu::detail::pinned_bytes_held();
-    const Attempt r = attempt(at, c, run);
+    const Attempt r = attempt(at, [&] { run(c); });
     const std::string what = base + " failure after " + std::to_string(at) + " operations";
     BOOST_TEST(!r.other_exception, what << ": threw something other than egpu::error: " << r.message);
     const std::size_t device_after = egpu::detail::device_bytes_in_use();

@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "egpu/detail/testing.hpp"
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
 #include "egpu/pin.hpp"
@@ -114,6 +115,28 @@ PinnedSubset pin_subset(int mask, const std::vector<std::string>& labels, X&... 
   };
   (one(objects), ...);
   return p;
+}
+
+// One call, run(), with a failure injected after `operations` pipeline
+// operations (egpu::detail::inject_failure_after): how it ended.
+struct Attempt {
+  bool threw = false, other_exception = false;
+  std::string message;
+};
+template <class Run> Attempt attempt(int operations, Run&& run) {
+  Attempt out;
+  egpu::detail::inject_failure_after(operations);
+  try {
+    run();
+  } catch (const egpu::error& e) {
+    out.threw = true;
+    out.message = e.what();
+  } catch (const std::exception& e) {
+    out.other_exception = true;
+    out.message = e.what();
+  }
+  egpu::detail::inject_failure_after(-1);
+  return out;
 }
 
 // One process-wide generator. Fresh seed each run (printed, so a failure can
