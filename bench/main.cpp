@@ -29,6 +29,10 @@ constexpr Subcommand kSubcommands[] = {
     {"elementwise-host", egpu_bench::run_elementwise_host,
      "host-resident fused coefficient-wise expressions, pageable and pinned: egpu against the\n"
      "                   PCIe and host-copy floor and CPU Eigen (one core; OpenMP over column blocks)"},
+    {"reduce", egpu_bench::run_reduce,
+     "reductions: device-resident sum, squaredNorm, maxCoeff, (a*b).sum, colwise/rowwise sums\n"
+     "                   against CUB, Eigen Tensor on GpuDevice and the copy rate, bit-identical repeats\n"
+     "                   checked; host-resident egpu::gpu(a).sum() against the PCIe floor and CPU Eigen"},
 };
 
 void usage(std::FILE* out) {

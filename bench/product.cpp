@@ -16,18 +16,41 @@
 //
 // Each result is checked against CPU Eigen's (relative Frobenius error), or
 // against egpu-cublas's where CPU Eigen is skipped (--cpu-max).
+//
+// --forms times other forms of the product next to the plain one, for each
+// egpu system, on the same A, B and C, in the same memory mode, with the
+// same warm-ups and repeats (median wall time of the whole call):
+//   plain   C.noalias() = egpu::gpu(A * B)
+//   update  C = egpu::gpu(0.5 * A * B + 2.0 * C)   (one GEMM, alpha and beta
+//           in the library); C is refilled with the same values before each
+//           call, outside the timed region, so every call computes the same
+//   tanh    C = egpu::gpu((A * B).array().tanh().matrix())   (one GEMM whose
+//           tiles go through tanh on the device before they come down)
+// "update/plain" and "tanh/plain" are a form's median over plain's median
+// (same system, memory mode and data): the cost of the fused beta read and of
+// the epilogue over the bare product; the library aims at update/plain <=
+// 1.03 and tanh/plain <= 1.05 at N = 8192 f64 on host-resident matrices.
+// Each form's result (plain's too) is checked on a sample of entries against
+// the same formula on the CPU, its dot products in long double (relative
+// Frobenius error over the sample, the bound of the product checks; for tanh
+// relative to the product's entries, since |tanh'| <= 1). Rows of the forms
+// go into the main table and the CSV as system "<system>:<form>" (floor:
+// update also uploads C), and into a table of their own with the ratios.
 #include <egpu/egpu.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstddef>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -45,6 +68,13 @@ const char* const kUsage =
     "  --memory M,M,...      pageable, pinned (default both): pinned page-locks A, B and C\n"
     "                        with egpu::pin for every system\n"
     "  --systems S,S,...     cpu-eigen, cublasxt, egpu-own, egpu-cublas (default all)\n"
+    "  --forms F,F,...       plain, update, tanh (default plain): the forms each egpu system times,\n"
+    "                        on the same A, B and C: plain C.noalias() = gpu(A * B); update\n"
+    "                        C = gpu(0.5 * A * B + 2.0 * C) (C refilled before each call, untimed);\n"
+    "                        tanh C = gpu((A * B).array().tanh().matrix()). Plain is always timed:\n"
+    "                        a table of each form's time over plain's (update/plain, tanh/plain)\n"
+    "                        follows; every form is checked on a sample of entries against the\n"
+    "                        same formula on the CPU. Rows: system \"<system>:<form>\"\n"
     "  --repeats R           timed runs per case, median reported (default 3)\n"
     "  --warmups W           untimed runs first (default 1)\n"
     "  --cpu-full-max N      above this size CPU Eigen runs once, without warm-up (default 4096)\n"
@@ -61,10 +91,12 @@ const char* const kUsage =
     "egpu pipeline options (passed to egpu::Options of the egpu systems):\n";
 
 const std::vector<std::string> kAllSystems = {"cpu-eigen", "cublasxt", "egpu-own", "egpu-cublas"};
+const std::vector<std::string> kAllForms = {"plain", "update", "tanh"};
 
 struct Settings {
   std::vector<long> sizes, xt_blocks;
   std::vector<std::string> scalars, memories, systems;
+  std::vector<std::string> forms;  // "plain" first
   int repeats = 3, warmups = 1;
   long cpu_full_max = 4096, cpu_max = 0;
   long bw_mib = 1024;
@@ -76,10 +108,12 @@ struct Settings {
   bool wants(const std::string& system) const {
     return std::find(systems.begin(), systems.end(), system) != systems.end();
   }
+  bool extra_forms() const { return forms.size() > 1; }
 };
 
 struct Measurement {
   std::string memory, system;
+  std::string form = "plain";  // kAllForms; the egpu systems only time others
   double seconds = 0;      // median
   int runs = 0;            // timed runs behind the median
   double rel_error = -1;   // < 0: not measured
@@ -89,15 +123,23 @@ struct Measurement {
   bool skipped = false;
   double floor = 0;  // seconds; 0: none
   std::string floor_bound, note;
+  double sample_error = -1;  // against the CPU sample (--forms); < 0: not measured
+
+  // The system, with the form where it is not plain: "egpu-own:update".
+  std::string name() const { return form == "plain" ? system : system + ":" + form; }
 };
 
-// The floor of one backend at one size.
+// The floor of one backend at one size. h2d uploads A and B; a product that
+// reads C (the update form) uploads C as well (h2d_c more).
 struct Floor {
   std::string backend;  // "own", "cublas"
-  double gemm = 0, h2d = 0, d2h = 0;
+  double gemm = 0, h2d = 0, d2h = 0, h2d_c = 0;
   std::string error;
-  double seconds() const { return std::max(gemm, std::max(h2d, d2h)); }
-  std::string bound() const { return gemm >= h2d && gemm >= d2h ? "compute" : h2d >= d2h ? "H2D" : "D2H"; }
+  double up(bool reads_c) const { return h2d + (reads_c ? h2d_c : 0.0); }
+  double seconds(bool reads_c = false) const { return std::max(gemm, std::max(up(reads_c), d2h)); }
+  std::string bound(bool reads_c = false) const {
+    return gemm >= up(reads_c) && gemm >= d2h ? "compute" : up(reads_c) >= d2h ? "H2D" : "D2H";
+  }
   bool ok() const { return error.empty() && gemm > 0 && h2d > 0 && d2h > 0; }
 };
 
@@ -107,7 +149,7 @@ struct CaseResult {
 };
 
 void progress(long n, const std::string& scalar, const Measurement& m) {
-  std::fprintf(stderr, "  N=%ld %s %s %s: %s\n", n, scalar.c_str(), m.memory.c_str(), m.system.c_str(),
+  std::fprintf(stderr, "  N=%ld %s %s %s: %s\n", n, scalar.c_str(), m.memory.c_str(), m.name().c_str(),
                m.runs > 0 ? format("%.4g s", m.seconds).c_str() : (m.note.empty() ? "-" : m.note.c_str()));
 }
 
@@ -125,6 +167,87 @@ void finish_gpu_measurement(Measurement& m, const Mat& C, const Mat* reference, 
   }
 }
 
+// A sample of C's entries for the checks of --forms: where they are, the
+// product's value there (dot products in long double) and C's value before
+// an update call.
+template <class Scalar>
+struct Sample {
+  using Wide = std::conditional_t<Eigen::NumTraits<Scalar>::IsComplex, std::complex<long double>, long double>;
+  std::vector<Eigen::Index> rows, cols;
+  std::vector<Wide> product, c0;
+};
+
+constexpr std::size_t kSampleEntries = 512;
+
+// The four corners (tile edges) and random entries, the same for the same N.
+template <class Mat>
+Sample<typename Mat::Scalar> take_sample(const Mat& A, const Mat& B) {
+  using Wide = typename Sample<typename Mat::Scalar>::Wide;
+  Sample<typename Mat::Scalar> s;
+  const Eigen::Index n = A.rows();
+  for (Eigen::Index r : {Eigen::Index(0), n - 1})
+    for (Eigen::Index c : {Eigen::Index(0), n - 1}) {
+      s.rows.push_back(r);
+      s.cols.push_back(c);
+    }
+  std::vector<double> u(2 * kSampleEntries);
+  fill_random(u.data(), u.size(), 7777ull * static_cast<unsigned long long>(n) + 5);
+  for (std::size_t i = 0; s.rows.size() < kSampleEntries; ++i) {
+    const auto index = [&](double v) {
+      return std::min(n - 1, static_cast<Eigen::Index>((v + 1.0) * 0.5 * static_cast<double>(n)));
+    };
+    s.rows.push_back(index(u[2 * i]));
+    s.cols.push_back(index(u[2 * i + 1]));
+  }
+  s.product.assign(s.rows.size(), Wide(0));
+  parallel_for(s.rows.size(), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t e = begin; e < end; ++e) {
+      Wide sum(0);
+      for (Eigen::Index k = 0; k < A.cols(); ++k)
+        sum += static_cast<Wide>(A(s.rows[e], k)) * static_cast<Wide>(B(k, s.cols[e]));
+      s.product[e] = sum;
+    }
+  });
+  return s;
+}
+
+// The relative Frobenius error of C's sampled entries against `form` of the
+// sample: over the expected values, for tanh over the product's (|tanh'| <=
+// 1 on real values, so the product's rounding bounds tanh's error in that
+// measure). NaN when C holds a NaN there.
+template <class Mat>
+double sample_error(const Mat& C, const Sample<typename Mat::Scalar>& s, const std::string& form) {
+  using Wide = typename Sample<typename Mat::Scalar>::Wide;
+  long double diff = 0, norm = 0;
+  for (std::size_t e = 0; e < s.rows.size(); ++e) {
+    const Wide p = s.product[e];
+    const Wide expected = form == "update" ? Wide(0.5L) * p + Wide(2.0L) * s.c0[e]
+                          : form == "tanh" ? Wide(std::tanh(p))
+                                           : p;
+    diff += std::norm(static_cast<Wide>(C(s.rows[e], s.cols[e])) - expected);
+    norm += std::norm(form == "tanh" ? p : expected);
+  }
+  return static_cast<double>(std::sqrt(diff) / std::sqrt(norm));
+}
+
+// Wall-clock seconds of `repeats` timed calls of f after `warmups` untimed
+// ones, prepare() before each call, outside the timed region.
+std::vector<double> time_prepared(const std::function<void()>& prepare, const std::function<void()>& f,
+                                  int warmups, int repeats) {
+  for (int i = 0; i < warmups; ++i) {
+    prepare();
+    f();
+  }
+  std::vector<double> seconds;
+  for (int i = 0; i < repeats; ++i) {
+    prepare();
+    const double start = now_seconds();
+    f();
+    seconds.push_back(now_seconds() - start);
+  }
+  return seconds;
+}
+
 template <class Scalar>
 CaseResult run_case(long n, const std::string& scalar, const Settings& settings) {
   using Mat = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
@@ -133,6 +256,17 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
   fill_random(A, 1000003ull * static_cast<unsigned long long>(n) + 1);
   fill_random(B, 1000003ull * static_cast<unsigned long long>(n) + 2);
   CaseResult result;
+
+  // --forms: the sample the forms are checked on, and C's values before
+  // each update call (refilled from the same seed).
+  const unsigned long long c_seed = 1000003ull * static_cast<unsigned long long>(n) + 3;
+  Sample<Scalar> sample;
+  if (settings.extra_forms() && settings.gpu && (settings.wants("egpu-own") || settings.wants("egpu-cublas"))) {
+    sample = take_sample(A, B);
+    fill_random(C, c_seed);
+    for (std::size_t e = 0; e < sample.rows.size(); ++e)
+      sample.c0.push_back(static_cast<typename Sample<Scalar>::Wide>(C(sample.rows[e], sample.cols[e])));
+  }
 
   // CPU Eigen: the reference and the baseline. Pinning does not change what
   // the CPU does, so it is measured once and reported under each memory mode.
@@ -176,6 +310,7 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
       if (settings.bandwidth.h2d > 0 && settings.bandwidth.d2h > 0) {
         f.h2d = 2 * bytes / settings.bandwidth.h2d;  // A and B up; C is not read (beta = 0)
         f.d2h = bytes / settings.bandwidth.d2h;      // C down
+        f.h2d_c = bytes / settings.bandwidth.h2d;    // C up, where the form reads it
       } else if (f.error.empty()) {
         f.error = "no bandwidth measurement";
       }
@@ -188,8 +323,18 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
   auto attach_floor = [&](Measurement& m, const std::string& backend) {
     const auto it = floors.find(backend);
     if (it != floors.end() && it->second.ok()) {
-      m.floor = it->second.seconds();
-      m.floor_bound = it->second.bound();
+      const bool reads_c = m.form == "update";
+      m.floor = it->second.seconds(reads_c);
+      m.floor_bound = it->second.bound(reads_c);
+    }
+  };
+  // Checks C against the sample; a wrong answer fails m.
+  auto check_sample = [&](Measurement& m) {
+    m.sample_error = sample_error(C, sample, m.form);
+    if (!(m.sample_error <= tolerance<Scalar>(n))) {  // NaN fails too
+      m.failed = true;
+      m.note += std::string(m.note.empty() ? "" : "; ") +
+                format("WRONG: sample error above %.1e", tolerance<Scalar>(n));
     }
   };
 
@@ -213,10 +358,15 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
       m.system = system;
       attach_floor(m, system == "egpu-own" ? "own" : "cublas");
       if (!pin_error.empty()) {
-        m.failed = true;
-        m.note = pin_error;
-        rows.push_back(m);
-        progress(n, scalar, m);
+        for (const std::string& form : settings.forms) {
+          if (form != "plain" && system == std::string("cublasxt")) continue;
+          Measurement f = m;
+          f.form = form;
+          f.failed = true;
+          f.note = pin_error;
+          rows.push_back(f);
+          progress(n, scalar, f);
+        }
         continue;
       }
       fill_nan(C);
@@ -269,6 +419,7 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
         } else {
           finish_gpu_measurement(m, C, reference_name.empty() ? nullptr : &reference, reference_name, n);
         }
+        if (system != std::string("cublasxt") && !sample.rows.empty()) check_sample(m);
       } catch (const std::exception& e) {
         m.failed = true;
         m.runs = 0;
@@ -278,6 +429,46 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
       }
       rows.push_back(m);
       progress(n, scalar, m);
+
+      // The other forms of this egpu system, on the same A, B and C.
+      if (system == std::string("cublasxt")) continue;
+      egpu::Options options = settings.pipeline;
+      options.backend = system == std::string("egpu-cublas") ? egpu::Backend::cublas : egpu::Backend::own;
+      for (const std::string& form : settings.forms) {
+        if (form == "plain") continue;
+        Measurement f;
+        f.memory = memory;
+        f.system = system;
+        f.form = form;
+        attach_floor(f, system == std::string("egpu-own") ? "own" : "cublas");
+        try {
+          const Scalar alpha(0.5), beta(2.0);
+          std::vector<double> times;
+          if (form == "update") {
+            times = time_prepared([&] { fill_random(C, c_seed); },
+                                  [&] { C = egpu::gpu(alpha * A * B + beta * C, options); }, settings.warmups,
+                                  settings.repeats);
+          } else {  // tanh
+            fill_nan(C);
+            times = time_calls([&] { C = egpu::gpu((A * B).array().tanh().matrix(), options); }, settings.warmups,
+                               settings.repeats);
+          }
+          f.seconds = median(times);
+          f.runs = static_cast<int>(times.size());
+          if (m.runs > 0 && !m.failed) f.note = format("%s/plain %.3f", form.c_str(), f.seconds / m.seconds);
+          check_sample(f);
+          f.rel_error = f.sample_error;
+          f.error_ref = "cpu-sample";
+        } catch (const std::exception& e) {
+          f.failed = true;
+          f.runs = 0;
+          f.note = std::string("FAILED: ") + e.what();
+          std::fprintf(stderr, "egpu-bench product: N=%ld %s %s %s: %s\n", n, scalar.c_str(), memory.c_str(),
+                       f.name().c_str(), e.what());
+        }
+        rows.push_back(f);
+        progress(n, scalar, f);
+      }
     }
     // Rows in the table's order: cpu-eigen, cublasxt, egpu-own, egpu-cublas.
     for (const std::string& system : kAllSystems)
@@ -300,6 +491,7 @@ Settings parse(Args& args) {
   s.scalars = args.words("scalars", {"f32", "f64"});
   s.memories = args.words("memory", {"pageable", "pinned"});
   s.systems = args.words("systems", kAllSystems);
+  s.forms = args.words("forms", {"plain"});
   s.repeats = static_cast<int>(args.integer("repeats", 3));
   s.warmups = static_cast<int>(args.integer("warmups", 1));
   s.cpu_full_max = args.integer("cpu-full-max", 4096);
@@ -311,6 +503,14 @@ Settings parse(Args& args) {
   check_choices(s.scalars, {"f32", "f64", "c32", "c64"}, "scalars");
   check_choices(s.memories, {"pageable", "pinned"}, "memory");
   check_choices(s.systems, kAllSystems, "systems");
+  check_choices(s.forms, kAllForms, "forms");
+  {
+    // Plain first (every ratio's base), then each other form once, in kAllForms' order.
+    std::vector<std::string> forms;
+    for (const std::string& form : kAllForms)
+      if (form == "plain" || std::find(s.forms.begin(), s.forms.end(), form) != s.forms.end()) forms.push_back(form);
+    s.forms = forms;
+  }
   for (long b : s.xt_blocks)
     if (b < 64 || b > 65536) throw std::invalid_argument("--xt-blocks: " + std::to_string(b) + " is out of range");
   if (s.sizes.empty() || s.scalars.empty() || s.memories.empty() || s.systems.empty() || s.xt_blocks.empty())
@@ -371,6 +571,17 @@ int run_product(int argc, char** argv) {
   Table table({"N", "scalar", "memory", "system", "seconds", "TFLOP/s", "x floor", "vs cuBLASXt", "vs CPU",
                "rel.error", "runs", "note"});
   Table floor_table({"N", "scalar", "backend", "device GEMM s", "GEMM TFLOP/s", "H2D s", "D2H s", "floor s", "bound"});
+  // --forms: per N, scalar, memory mode and egpu system, each form's median
+  // and its ratio to plain's, and each form's error on the CPU sample.
+  std::vector<std::string> forms_headers = {"N", "scalar", "memory", "system", "plain s"};
+  for (const std::string& form : settings.forms)
+    if (form != "plain") {
+      forms_headers.push_back(form + " s");
+      forms_headers.push_back(form + "/plain");
+    }
+  for (const std::string& form : settings.forms) forms_headers.push_back(form + " err");
+  forms_headers.push_back("note");
+  Table forms_table(forms_headers);
   const std::string options_text = describe_pipeline_options(settings.pipeline);
   bool all_ok = true;
   for (const std::string& scalar : settings.scalars) {
@@ -386,7 +597,8 @@ int run_product(int argc, char** argv) {
         const bool timed = m.runs > 0;
         double cpu_seconds = 0, xt_seconds = 0;
         for (const Measurement& other : result.rows) {
-          if (other.memory != m.memory || other.runs == 0) continue;
+          // CPU Eigen and cuBLASXt compute the plain product: no ratio to the other forms.
+          if (other.memory != m.memory || other.runs == 0 || m.form != "plain") continue;
           if (other.system == "cpu-eigen") cpu_seconds = other.seconds;
           if (other.system == "cublasxt" && !other.failed) xt_seconds = other.seconds;
         }
@@ -398,7 +610,7 @@ int run_product(int argc, char** argv) {
         if (m.reference) error = "ref";
         else if (m.rel_error >= 0 || std::isnan(m.rel_error))
           error = format("%.1e", m.rel_error) + (m.error_ref == "cpu-eigen" ? "" : " (vs " + m.error_ref + ")");
-        table.add({std::to_string(n), scalar, m.memory, m.system, timed ? format("%.6f", m.seconds) : "-",
+        table.add({std::to_string(n), scalar, m.memory, m.name(), timed ? format("%.6f", m.seconds) : "-",
                    timed ? format("%.3f", tflops) : "-", x_floor, vs_xt, vs_cpu, error, std::to_string(m.runs),
                    m.note});
         if (csv) {
@@ -410,7 +622,7 @@ int run_product(int argc, char** argv) {
           for (char& ch : note)
             if (ch == ',' || ch == '\n') ch = ';';  // plain cells: scripts/plot.sh splits on commas
           const bool has_error = !m.reference && (m.rel_error >= 0 || std::isnan(m.rel_error));
-          csv->add({info.date, info.device, info.commit, scalar, format("%ldx%ldx%ld", n, n, n), m.memory, m.system,
+          csv->add({info.date, info.device, info.commit, scalar, format("%ldx%ldx%ld", n, n, n), m.memory, m.name(),
                     timed ? format("%.6g", m.seconds) : "", timed ? format("%.4g", tflops) : "",
                     m.floor > 0 ? format("%.6g", m.floor) : "", m.floor > 0 ? m.floor_bound : "",
                     timed && m.floor > 0 ? format("%.4g", m.seconds / m.floor) : "",
@@ -421,6 +633,39 @@ int run_product(int argc, char** argv) {
         }
         all_ok = all_ok && !m.failed;
       }
+      if (settings.extra_forms()) {
+        for (const std::string& memory : settings.memories)
+          for (const std::string system : {"egpu-own", "egpu-cublas"}) {
+            std::vector<const Measurement*> by_form;
+            for (const std::string& form : settings.forms) {
+              const Measurement* found = nullptr;
+              for (const Measurement& m : result.rows)
+                if (m.memory == memory && m.system == system && m.form == form) found = &m;
+              by_form.push_back(found);
+            }
+            const Measurement* plain = by_form.front();
+            if (plain == nullptr) continue;
+            const bool plain_ok = plain->runs > 0 && !plain->failed;
+            std::vector<std::string> row = {std::to_string(n), scalar, memory, system,
+                                            plain->runs > 0 ? format("%.6f", plain->seconds) : "-"};
+            std::string notes;
+            for (std::size_t i = 1; i < by_form.size(); ++i) {
+              const Measurement* f = by_form[i];
+              const bool timed = f != nullptr && f->runs > 0;
+              row.push_back(timed ? format("%.6f", f->seconds) : "-");
+              row.push_back(timed && plain_ok && !f->failed ? format("%.3f", f->seconds / plain->seconds) : "-");
+            }
+            for (std::size_t i = 0; i < by_form.size(); ++i) {
+              const Measurement* f = by_form[i];
+              row.push_back(f != nullptr && (f->sample_error >= 0 || std::isnan(f->sample_error))
+                                ? format("%.1e", f->sample_error)
+                                : "-");
+              if (f != nullptr && f->failed) notes += (notes.empty() ? "" : "; ") + settings.forms[i] + ": " + f->note;
+            }
+            row.push_back(notes);
+            forms_table.add(row);
+          }
+      }
       std::fprintf(stderr, "  done: N=%ld %s\n", n, scalar.c_str());
     }
   }
@@ -430,6 +675,18 @@ int run_product(int argc, char** argv) {
     std::printf("\nfloors (device GEMM: own = egpu::kernels::gemm_tiled, cublas = cublas<t>gemm default math; "
                 "H2D = (A + B) / pinned H2D rate, D2H = C / pinned D2H rate)\n");
     floor_table.print(stdout);
+  }
+  if (settings.gpu && settings.extra_forms()) {
+    std::printf("\nforms (median wall time per host-resident call; <form>/plain = that form's time over plain's, same\n"
+                "system, memory mode and data; err = relative error on a %zu-entry CPU sample, long double dot products;\n"
+                "plain: C.noalias() = gpu(A * B)",
+                kSampleEntries);
+    for (const std::string& form : settings.forms) {
+      if (form == "update") std::printf("; update: C = gpu(0.5 * A * B + 2.0 * C), C refilled before each call, untimed");
+      if (form == "tanh") std::printf("; tanh: C = gpu((A * B).array().tanh().matrix())");
+    }
+    std::printf(")\n");
+    forms_table.print(stdout);
   }
   if (csv) std::printf("\nCSV: %s\n", csv->path().c_str());
   if (!all_ok) std::printf("\nSOME RESULTS ARE WRONG OR FAILED (see the note column)\n");

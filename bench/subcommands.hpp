@@ -26,4 +26,10 @@ int run_elementwise(int argc, char** argv);
 // OpenMP over column blocks).
 int run_elementwise_host(int argc, char** argv);
 
+// Reductions: device-resident sum, squaredNorm, maxCoeff, (a*b).sum and
+// column / row sums against CUB, Eigen Tensor on GpuDevice and the copy
+// rate (bit-identical repeats checked); host-resident egpu::gpu(a).sum()
+// and the like against the PCIe floor and CPU Eigen.
+int run_reduce(int argc, char** argv);
+
 }  // namespace egpu_bench

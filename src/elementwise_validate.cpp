@@ -121,10 +121,14 @@ bool result_kind(EwOp op, ValueKind x, ValueKind y, ValueKind* out) {
 }  // namespace
 
 void validate(const ElementwiseProgram& p) {
+  validate(p, false);
+}
+
+void validate(const ElementwiseProgram& p, bool boolean_value) {
   if (p.rows < 0 || p.cols < 0) throw error("elementwise program: negative size");
   if (p.code.empty()) throw error("elementwise program: no instructions");
   if (p.code.size() > 32767) throw error("elementwise program: more than 32767 instructions");
-  if (p.code.back().type == ValueKind::boolean)
+  if (!boolean_value && p.code.back().type == ValueKind::boolean)
     throw error("elementwise program: the result is boolean; assign a scalar (select() or cast<>())");
   for (std::size_t t = 0; t < p.code.size(); ++t) {
     const EwInstr& in = p.code[t];

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "egpu/detail/elementwise_program.hpp"
 #include "egpu/detail/gemm_descriptor.hpp"
 #include "egpu/error.hpp"
 
@@ -45,6 +46,14 @@ void validate(const GemmDesc& desc) {
                       std::to_string(desc.c.col_stride) + ") make elements overlap");
   if (desc.beta_is_zero && desc.beta != std::complex<double>(0.0, 0.0))
     throw egpu::error("gemm: beta_is_zero with a nonzero beta");
+  if (desc.epilogue != nullptr) {
+    const ElementwiseProgram& f = *desc.epilogue;
+    validate(f);
+    if (f.leaves.size() != 1 || f.leaves[0].scalar != desc.scalar || f.code.back().type != value_kind(desc.scalar) ||
+        f.rows != desc.m || f.cols != desc.n)
+      throw egpu::error("gemm: an epilogue is a program of the product's shape over the product alone, of its scalar type");
+    if (!desc.beta_is_zero || desc.k == 0) throw egpu::error("gemm: an epilogue needs beta_is_zero and k > 0");
+  }
 }
 
 }  // namespace egpu::detail

@@ -4,6 +4,8 @@
 //   C.noalias() = egpu::gpu(A * B);
 //   C          += egpu::gpu(2.0 * A.transpose() * B.adjoint(), options);
 //   c           = egpu::gpu(a * b + a.exp());   // one fused kernel
+//   double s    = egpu::gpu(a * b).sum();        // reduced on the GPU
+//   r           = egpu::gpu(A.colwise().norm()); // partial reductions
 //
 // The expression inside gpu() is described at compile time (sizes, strides,
 // transposes, conjugation and scalar factors of a product; the operations
@@ -15,6 +17,7 @@
 
 #include "egpu/adapter/assign.hpp"
 #include "egpu/adapter/gpu_expr.hpp"
+#include "egpu/adapter/reduce.hpp"
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
 #include "egpu/options.hpp"

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "egpu/error.hpp"
-#include "kernels/elementwise/elementwise_source.hpp"
 #include "kernels/elementwise/ew_params.h"
 #include "runtime/cuda_check.hpp"
 #include "runtime/runtime_kernels.hpp"
@@ -19,44 +20,76 @@ constexpr int kThreads = 256;
 constexpr int kBlocksPerSm = 8;
 }  // namespace
 
-void device_elementwise(detail::ElementwiseProgram program, detail::MatrixDesc out, detail::ScalarKind out_scalar,
-                        runtime::Context& ctx, cudaStream_t stream) {
-  detail::validate(program);
-  if (out.rows != program.rows || out.cols != program.cols)
-    throw egpu::error("egpu::gpu: the destination is " + std::to_string(out.rows) + "x" + std::to_string(out.cols) +
-                      ", the expression " + std::to_string(program.rows) + "x" + std::to_string(program.cols));
-  const std::int64_t total = program.rows * program.cols;
-  if (total == 0) return;
-  kernels::to_destination_order(program, out);
-  const kernels::EwKernelShape shape = kernels::choose_kernel_shape(program, out, out_scalar);
-  const std::string source = kernels::elementwise_kernel_source(program, out_scalar, shape);
-  const cudaKernel_t kernel =
-      runtime::runtime_kernel(kernels::elementwise_prelude(), source, kernels::kElementwiseKernelName, ctx.device());
-
+egpu_ew_params leaf_params(const detail::ElementwiseProgram& piece) {
   egpu_ew_params params{};
-  params.rows = program.rows;
-  params.cols = program.cols;
+  params.rows = piece.rows;
+  params.cols = piece.cols;
+  for (std::size_t k = 0; k < piece.leaves.size(); ++k) {
+    const detail::MatrixDesc& m = piece.leaves[k].m;
+    params.leaf[k] = {m.data, m.row_stride, m.col_stride};
+  }
+  for (std::size_t k = 0; k < piece.constants.size(); ++k)
+    params.constant[k] = {piece.constants[k].real(), piece.constants[k].imag()};
+  return params;
+}
+
+int multiprocessors(int device) {
+  static std::mutex mutex;
+  static std::map<int, int> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known.find(device);
+  if (it == known.end()) {
+    int sms = 0;
+    runtime::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                        "cudaDeviceGetAttribute(multiprocessor count)");
+    it = known.emplace(device, sms).first;
+  }
+  return it->second;
+}
+
+ElementwiseLauncher::ElementwiseLauncher(const detail::ElementwiseProgram& program, detail::ScalarKind out_scalar,
+                                         runtime::Context& ctx)
+    : m_ctx(ctx), m_out_scalar(out_scalar), m_sms(multiprocessors(ctx.device())) {
+  detail::validate(program);
+  kernels::check_limits(program);
+}
+
+void ElementwiseLauncher::launch(detail::ElementwiseProgram piece, detail::MatrixDesc out, cudaStream_t stream) {
+  if (out.rows != piece.rows || out.cols != piece.cols)
+    throw egpu::error("egpu::gpu: the destination is " + std::to_string(out.rows) + "x" + std::to_string(out.cols) +
+                      ", the expression " + std::to_string(piece.rows) + "x" + std::to_string(piece.cols));
+  const std::int64_t total = piece.rows * piece.cols;
+  if (total == 0) return;
+  kernels::to_destination_order(piece, out);
+  const kernels::EwKernelShape shape = kernels::choose_kernel_shape(piece, out, m_out_scalar);
+  if (!m_have_kernel || shape != m_shape) {
+    m_kernel = runtime::runtime_kernels(
+        kernels::elementwise_prelude(), kernels::kernel_signature(piece, shape, static_cast<int>(m_out_scalar)),
+        [&] { return kernels::elementwise_kernel_source(piece, m_out_scalar, shape); },
+        {kernels::kElementwiseKernelName}, m_ctx.device())[0];
+    m_shape = shape;
+    m_have_kernel = true;
+  }
+
+  egpu_ew_params params = leaf_params(piece);
   params.out = out.data;
   params.out_row_stride = out.row_stride;
   params.out_col_stride = out.col_stride;
-  for (std::size_t k = 0; k < program.leaves.size(); ++k) {
-    const detail::MatrixDesc& m = program.leaves[k].m;
-    params.leaf[k] = {m.data, m.row_stride, m.col_stride};
-  }
-  for (std::size_t k = 0; k < program.constants.size(); ++k)
-    params.constant[k] = {program.constants[k].real(), program.constants[k].imag()};
 
-  int sms = 0;
-  runtime::cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device()),
-                      "cudaDeviceGetAttribute(multiprocessor count)");
   const std::int64_t per_thread = shape.packed ? std::int64_t(shape.pack) * shape.unroll : 1;
   const std::int64_t threads_needed = (total + per_thread - 1) / per_thread;
   const std::int64_t blocks = std::min<std::int64_t>((threads_needed + kThreads - 1) / kThreads,
-                                                     std::int64_t(sms) * kBlocksPerSm);
+                                                     std::int64_t(m_sms) * kBlocksPerSm);
   void* args[] = {&params};
-  runtime::cuda_check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(blocks)),
+  runtime::cuda_check(cudaLaunchKernel(reinterpret_cast<const void*>(m_kernel), dim3(static_cast<unsigned>(blocks)),
                                        dim3(kThreads), args, 0, stream),
                       "launching a coefficient-wise kernel");
+}
+
+void device_elementwise(detail::ElementwiseProgram program, detail::MatrixDesc out, detail::ScalarKind out_scalar,
+                        runtime::Context& ctx, cudaStream_t stream) {
+  ElementwiseLauncher launcher(program, out_scalar, ctx);
+  launcher.launch(std::move(program), out, stream);
 }
 
 }  // namespace egpu::backend

@@ -1,11 +1,14 @@
 #include "executor/gemm_executor.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "backend/device_elementwise.hpp"
 #include "backend/device_gemm.hpp"
+#include "egpu/detail/elementwise_program.hpp"
 #include "egpu/error.hpp"
 #include "executor/pipeline_parts.hpp"
 #include "planner/pipeline_plan.hpp"
@@ -159,6 +162,9 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   Writer<T> writer(ctx, streams.down, c_buffer.as<T>(), c_slot_elems, target.out(), c_pinned && !target.held(), c_free,
                    defer_downloads, threads, trace);
 
+  std::optional<backend::ElementwiseLauncher> epilogue;
+  if (desc.epilogue != nullptr) epilogue.emplace(*desc.epilogue, desc.scalar, ctx);
+
   StagingRing ring{&ctx.up_ring()};
   const T one = scalar_from<T>(1.0);
   const kernels::MathMode math = math_mode<T>(options.precision);
@@ -224,6 +230,19 @@ void run(const detail::GemmDesc& desc, const Options& options) {
                                      "kernels " + std::to_string(lane), stream);
         backend::device_gemm(options.backend, args, ctx, stream);
         trace.end(span, stream);
+        if (op.last_k && epilogue) {
+          // The coefficient-wise rest of the expression, in place on the
+          // finished tile, before it leaves the device.
+          detail::ElementwiseProgram tile = *desc.epilogue;
+          detail::MatrixDesc at{args.c, op.mi, op.nj, 1, args.ldc, false};
+          tile.rows = op.mi;
+          tile.cols = op.nj;
+          tile.leaves[0].m = at;
+          const int espan = trace.begin("epilogue " + region("C", op.i0, op.mi, op.j0, op.nj),
+                                        "kernels " + std::to_string(lane), stream);
+          epilogue->launch(std::move(tile), at, stream);
+          trace.end(espan, stream);
+        }
         record(a.read[as][lane], stream);
         record(b.read[bs][lane], stream);
         record(c_done[cs], stream);
@@ -240,10 +259,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         throw egpu::error("gemm pipeline: a coefficient-wise operation in a product's plan");
     }
   }
-  writer.finish(streams.compute);
-  for (cudaStream_t s : streams.all) runtime::cuda_check(cudaStreamSynchronize(s), "gemm pipeline");
-  target.commit(threads);
-  trace.flush();
+  finish_call(writer, streams, target, threads, trace, "gemm pipeline");
 }
 
 }  // namespace

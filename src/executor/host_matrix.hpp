@@ -39,13 +39,16 @@ std::int64_t padded_ld(std::int64_t line_length) {
   return (line_length + align - 1) / align * align;
 }
 
+// Lines padded for the GEMM kernels' vector loads, or (padded = false)
+// packed end to end, as coefficient-wise pieces lie so that one compiled
+// kernel reads every chunk the same way.
 template <class T>
-DenseShape dense_shape(std::int64_t rows, std::int64_t cols, Layout layout) {
+DenseShape dense_shape(std::int64_t rows, std::int64_t cols, Layout layout, bool padded = true) {
   DenseShape s;
   s.layout = layout;
   s.lines = layout == Layout::col_major ? cols : rows;
   s.line_length = layout == Layout::col_major ? rows : cols;
-  s.ld = padded_ld<T>(s.line_length);
+  s.ld = padded ? padded_ld<T>(s.line_length) : s.line_length;
   return s;
 }
 

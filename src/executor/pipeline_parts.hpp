@@ -313,4 +313,16 @@ class ResultTarget {
   HostMatrix<T> m_out;
 };
 
+// The end of a call: every download done, every stream drained (a late
+// error surfaces here), held results copied into the destination, the trace
+// written.
+template <class T>
+void finish_call(Writer<T>& writer, const Streams& streams, const ResultTarget<T>& target, int threads, Trace& trace,
+                 const char* what) {
+  writer.finish(streams.compute);
+  for (cudaStream_t s : streams.all) runtime::cuda_check(cudaStreamSynchronize(s), what);
+  target.commit(threads);
+  trace.flush();
+}
+
 }  // namespace egpu::executor

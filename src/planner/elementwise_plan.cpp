@@ -49,7 +49,7 @@ std::int64_t ElementwisePlan::chunks() const {
 
 ElementwisePlan plan_elementwise(const ElementwiseProblem& problem, const ElementwiseLimits& limits) {
   if (problem.rows <= 0 || problem.cols <= 0) throw egpu::error("plan_elementwise: empty problem");
-  std::int64_t widest = problem.out_elem_size;
+  std::int64_t widest = std::max<std::int64_t>(problem.out_elem_size, 1);  // a reduction of constants reads nothing
   for (const auto& leaf : problem.leaves) widest = std::max(widest, leaf.elem_size);
   std::int64_t elements = (limits.chunk_bytes > 0 ? limits.chunk_bytes : kChunkBytes) / widest;
   elements = std::max(elements, kMinChunkElements);
@@ -125,6 +125,7 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& problem, const Elemen
       evaluate.slot = t % plan.out_slots;
       evaluate.a_slot = leaf_slot;
       plan.ops.push_back(evaluate);
+      if (problem.out_elem_size == 0) continue;  // a reduction: the chunk's result stays on the device
       Op down = region;
       down.kind = OpKind::download_c;
       down.slot = evaluate.slot;

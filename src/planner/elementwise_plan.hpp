@@ -31,6 +31,8 @@ struct LeafTraffic {
 struct ElementwiseProblem {
   std::int64_t rows = 0, cols = 0;
   std::vector<LeafTraffic> leaves;
+  // 0: the chunks' results stay on the device (a reduction folds them
+  // there): no result slots, no download_c.
   std::int64_t out_elem_size = 8;
   // The destination is read by the expression (+=, -=): every chunk's
   // result is kept on the device until all have been computed when the

@@ -97,24 +97,18 @@ void write_to_disk(const std::string& path, const std::string& source, const std
 }
 
 std::mutex g_mutex;
-std::map<std::string, cudaKernel_t> g_loaded;  // key: prelude address, target tag, name, text
+// A compiled source loaded into the process, and the kernels taken from it.
+struct Loaded {
+  cudaLibrary_t library = nullptr;
+  std::map<std::string, cudaKernel_t> kernels;  // by name
+};
+std::map<std::string, Loaded> g_loaded;  // key: prelude address, target tag, text
 std::map<int, Target> g_targets;             // by device
 RuntimeKernelStats g_stats;
 
-}  // namespace
-
-cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const char* name, int device) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto known = g_targets.find(device);
-  if (known == g_targets.end()) known = g_targets.emplace(device, target_for(device)).first;
-  const Target& target = known->second;
-  char prefix[32];
-  std::snprintf(prefix, sizeof prefix, "%p\n", static_cast<const void*>(prelude));
-  const std::string key = prefix + target.tag() + "\n" + name + "\n" + text;
-  if (auto it = g_loaded.find(key); it != g_loaded.end()) {
-    ++g_stats.from_memory;
-    return it->second;
-  }
+// Compiles prelude + text (or reads the image from EGPU_CACHE_DIR) and loads
+// it; the caller holds g_mutex.
+cudaLibrary_t load(const char* prelude, const std::string& text, const Target& target) {
   // The options head the source as a comment, so that an image cached on
   // disk under other options is not taken for this one.
   std::string source = "//";
@@ -136,10 +130,56 @@ cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const 
   cudaLibrary_t library = nullptr;
   cuda_check(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
              "cudaLibraryLoadData (a generated kernel)");
+  return library;
+}
+
+}  // namespace
+
+cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const char* name, int device) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto known = g_targets.find(device);
+  if (known == g_targets.end()) known = g_targets.emplace(device, target_for(device)).first;
+  const Target& target = known->second;
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "%p\n", static_cast<const void*>(prelude));
+  const std::string key = prefix + target.tag() + "\n" + text;
+  auto loaded = g_loaded.find(key);
+  if (loaded != g_loaded.end()) {
+    ++g_stats.from_memory;
+  } else {
+    loaded = g_loaded.emplace(key, Loaded{load(prelude, text, target), {}}).first;
+  }
+  Loaded& l = loaded->second;
+  if (auto it = l.kernels.find(name); it != l.kernels.end()) return it->second;
   cudaKernel_t kernel = nullptr;
-  cuda_check(cudaLibraryGetKernel(&kernel, library, name), "cudaLibraryGetKernel (a generated kernel)");
-  g_loaded.emplace(key, kernel);
+  cuda_check(cudaLibraryGetKernel(&kernel, l.library, name), "cudaLibraryGetKernel (a generated kernel)");
+  l.kernels.emplace(name, kernel);
   return kernel;
+}
+
+std::vector<cudaKernel_t> runtime_kernels(const char* prelude, const std::string& signature,
+                                          const std::function<std::string()>& make_text,
+                                          const std::vector<const char*>& names, int device) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<cudaKernel_t>> known;
+  char prefix[48];
+  std::snprintf(prefix, sizeof prefix, "%p %d\n", static_cast<const void*>(prelude), device);
+  std::string key = prefix + signature;
+  for (const char* name : names) key += std::string("\n") + name;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(key); it != known.end()) {
+      std::lock_guard<std::mutex> stats(g_mutex);
+      ++g_stats.from_memory;
+      return it->second;
+    }
+  }
+  const std::string text = make_text();
+  std::vector<cudaKernel_t> kernels;
+  for (const char* name : names) kernels.push_back(runtime_kernel(prelude, text, name, device));
+  std::lock_guard<std::mutex> lock(mutex);
+  known.emplace(key, kernels);
+  return kernels;
 }
 
 RuntimeKernelStats runtime_kernel_stats() {

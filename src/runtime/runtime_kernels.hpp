@@ -9,13 +9,22 @@
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace egpu::runtime {
 
 // The kernel `name` of prelude + text, compiled for `device` (the current
 // one). Throws egpu::error with the compiler's log if it does not compile.
 cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const char* name, int device);
+
+// The kernels `names` of prelude + make_text(), found by `signature` (a
+// short key that determines the text: the caller's promise) so that a
+// kernel used again costs neither generating its text nor looking it up.
+std::vector<cudaKernel_t> runtime_kernels(const char* prelude, const std::string& signature,
+                                          const std::function<std::string()>& make_text,
+                                          const std::vector<const char*>& names, int device);
 
 // Counts since the process started, for benches and tests.
 struct RuntimeKernelStats {

@@ -7,6 +7,7 @@
 
 #include <complex>
 #include <cstdio>
+#include <functional>
 #include <vector>
 
 #include "egpu/egpu.hpp"
@@ -606,4 +607,65 @@ BOOST_AUTO_TEST_CASE(product_plus_the_destination_is_one_gemm_with_beta) {
   BOOST_TEST(rec::elementwise_calls() == 1);
   BOOST_TEST((S - (S0 * T + S0)).norm() <= 1e-12 * (1 + S.norm()));
   rec::clear();
+}
+
+// f(A * B) with f coefficient-wise over the product alone: one GEMM whose
+// epilogue is f, written straight into the destination; any other shape of
+// expression (another leaf, a transposed product, +=, a destination the
+// product reads) computes the product first and runs f as its own pass.
+BOOST_AUTO_TEST_CASE(a_function_of_a_product_is_one_gemm_with_an_epilogue) {
+  const Eigen::MatrixXd A = random_matrix<Eigen::MatrixXd>(6, 4), B = random_matrix<Eigen::MatrixXd>(4, 5);
+  const Eigen::MatrixXd D = random_matrix<Eigen::MatrixXd>(6, 5);
+  auto close = [](const auto& got, const auto& expected) {
+    return (got - expected).norm() <= 1e-12 * (1 + expected.norm());
+  };
+  rec::clear();
+  Eigen::MatrixXd C(2, 2);  // resized by =
+  C = egpu::gpu((A * B).array().tanh().matrix());
+  BOOST_REQUIRE_EQUAL(rec::calls().size(), 1u);
+  BOOST_TEST(rec::elementwise_calls() == 0);
+  BOOST_TEST(rec::calls()[0].desc.epilogue != nullptr);
+  BOOST_TEST(rec::calls()[0].desc.c.data == static_cast<const void*>(C.data()));
+  BOOST_TEST(close(C, (A * B).array().tanh().matrix().eval()));
+  rec::clear();
+
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> R(6, 5);
+  R = egpu::gpu(((2.0 * A * B).array() * 0.5 + 1.0).exp().matrix());
+  BOOST_REQUIRE_EQUAL(rec::calls().size(), 1u);
+  BOOST_TEST(rec::calls()[0].desc.epilogue != nullptr);
+  BOOST_TEST(rec::calls()[0].desc.alpha.real() == 2.0);
+  BOOST_TEST(close(R, ((2.0 * A * B).array() * 0.5 + 1.0).exp().matrix().eval()));
+  rec::clear();
+
+  struct Other {
+    const char* what;
+    std::function<void()> run;
+    std::function<bool()> right;
+  };
+  Eigen::MatrixXd E = D, S = random_matrix<Eigen::MatrixXd>(6, 6);
+  const Eigen::MatrixXd S0 = S;
+  Eigen::MatrixXd T(5, 6);
+  Eigen::MatrixXf F(6, 5);
+  const std::vector<Other> others = {
+      {"another leaf", [&] { E = egpu::gpu(((A * B).array() * D.array()).matrix()); },
+       [&] { return close(E, (A * B).cwiseProduct(D)); }},
+      {"+=", [&] { E = D; E += egpu::gpu((A * B).array().tanh().matrix()); },
+       [&] { return close(E, D + (A * B).array().tanh().matrix()); }},
+      {"transposed", [&] { T = egpu::gpu((A * B).transpose().array().sin().matrix()); },
+       [&] { return close(T, (A * B).transpose().array().sin().matrix().eval()); }},
+      {"the product reads the destination", [&] { S = egpu::gpu((S * S).array().cos().matrix()); },
+       [&] { return close(S, (S0 * S0).array().cos().matrix().eval()); }},
+      {"another scalar", [&] { F = egpu::gpu((A * B).cast<float>()); },
+       [&] { return (F.cast<double>() - A * B).norm() <= 1e-6 * (1 + (A * B).norm()); }},
+  };
+  for (const Other& o : others) {
+    o.run();
+    BOOST_TEST_CONTEXT(o.what) {
+      BOOST_REQUIRE_EQUAL(rec::calls().size(), 1u);
+      BOOST_TEST(rec::calls()[0].desc.epilogue == nullptr);
+      BOOST_TEST(rec::elementwise_calls() == 1);
+      BOOST_TEST(o.right());
+    }
+    rec::clear();
+  }
 }

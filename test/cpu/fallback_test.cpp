@@ -1,6 +1,8 @@
 // The real library without a GPU: CTest runs this with EGPU_DEVICE=cpu
 // (EGPU_QUIET=1), so every product and coefficient-wise expression runs on
-// CPU Eigen and must give Eigen's result; sizes are still checked. A second
+// CPU Eigen and must give Eigen's result; sizes are still checked;
+// reductions are Eigen's too, except that minCoeff and maxCoeff of values
+// holding a NaN are NaN, full and partial, as on the GPU. A second
 // CTest entry runs only `bad_device_request_throws` with EGPU_DEVICE=banana.
 #define BOOST_TEST_MODULE fallback
 #include <boost/test/unit_test.hpp>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "egpu/egpu.hpp"
 #include "support/elementwise_forms.hpp"
@@ -151,6 +154,80 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(coefficient_wise_is_eigens_result, S, Scalars) {
   shifted_e.bottomRows(rows) = (shifted.topRows(rows) * R(2)).eval();
   shifted.bottomRows(rows) = egpu::gpu(shifted.topRows(rows) * R(2));
   BOOST_TEST(same_bits(shifted, shifted_e), "block shifted by a row");
+}
+
+// Reductions without a device are CPU Eigen's, bit for bit (a NaN matching
+// any NaN): the members of gpu(x) and partial reductions, `=` and `+=`.
+BOOST_AUTO_TEST_CASE_TEMPLATE(reductions_are_eigens, S, Scalars) {
+  using R = real_t<S>;
+  using M = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+  using Row = Eigen::Matrix<S, 1, Eigen::Dynamic>;
+  using Col = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+  const Index rows = 37, cols = 23;
+  const M m = random_matrix<M>(rows, cols);
+  const auto x = m.array() * m.array().conjugate() + m.array().exp();
+  BOOST_TEST(same_real_bits(egpu::gpu(m).sum(), m.sum()), "sum()");
+  BOOST_TEST(same_real_bits(egpu::gpu(x).sum(), x.sum()), "sum() of an expression");
+  BOOST_TEST(same_real_bits(egpu::gpu(m).mean(), m.mean()), "mean()");
+  BOOST_TEST(same_real_bits(egpu::gpu(m).prod(), m.prod()), "prod()");
+  BOOST_TEST(same_real_bits(egpu::gpu(m).squaredNorm(), m.squaredNorm()), "squaredNorm()");
+  BOOST_TEST(same_real_bits(egpu::gpu(m).norm(), m.norm()), "norm()");
+  const auto positive = m.array().real() > R(0);
+  BOOST_TEST(egpu::gpu(positive).count() == positive.count(), "count()");
+  BOOST_TEST(egpu::gpu(positive).any() == positive.any(), "any()");
+  BOOST_TEST(egpu::gpu(positive).all() == positive.all(), "all()");
+  if constexpr (!is_complex_v<S>) {
+    BOOST_TEST(same_real_bits(egpu::gpu(m).minCoeff(), m.minCoeff()), "minCoeff()");
+    BOOST_TEST(same_real_bits(egpu::gpu(m).maxCoeff(), m.maxCoeff()), "maxCoeff()");
+    const Row mins = egpu::gpu(m.colwise().minCoeff());
+    BOOST_TEST(same_bits(mins, Row(m.colwise().minCoeff())), "colwise().minCoeff()");
+  }
+  const Row sums = egpu::gpu(m.colwise().sum());
+  BOOST_TEST(same_bits(sums, Row(m.colwise().sum())), "colwise().sum()");
+  const Col means = egpu::gpu(m.rowwise().mean());
+  BOOST_TEST(same_bits(means, Col(m.rowwise().mean())), "rowwise().mean()");
+  const Eigen::Matrix<R, Eigen::Dynamic, 1> norms = egpu::gpu(m.rowwise().norm());
+  BOOST_TEST(same_bits(norms, Eigen::Matrix<R, Eigen::Dynamic, 1>(m.rowwise().norm())), "rowwise().norm()");
+  Row acc = random_matrix<Row>(1, cols), acc_e = acc;
+  acc += egpu::gpu(m.colwise().prod());
+  acc_e += m.colwise().prod();
+  BOOST_TEST(same_bits(acc, acc_e), "+= colwise().prod()");
+  // Sizes and empty operands are checked without a device too.
+  Row shorter = random_matrix<Row>(1, cols - 1);
+  BOOST_CHECK_THROW(shorter += egpu::gpu(m.colwise().sum()), egpu::error);
+  const M none(0, 4);
+  BOOST_CHECK_THROW(egpu::gpu(none).mean(), egpu::error);
+  BOOST_TEST(same_real_bits(egpu::gpu(none).sum(), S(0)), "sum() of nothing");
+}
+
+// minCoeff and maxCoeff of values holding a NaN are NaN, as on the GPU
+// (Eigen's own default leaves them unspecified).
+BOOST_AUTO_TEST_CASE(min_and_max_propagate_nan) {
+  for (Index at = 0; at < 37; at += 4) {
+    Eigen::MatrixXd a = random_matrix<Eigen::MatrixXd>(37, 5);
+    a(at, 2) = std::numeric_limits<double>::quiet_NaN();
+    BOOST_TEST(std::isnan(egpu::gpu(a).minCoeff()), "NaN at row " << at);
+    BOOST_TEST(std::isnan(egpu::gpu(a).maxCoeff()), "NaN at row " << at);
+    Eigen::ArrayXXf f = a.cast<float>().array();
+    BOOST_TEST(std::isnan(egpu::gpu(f * 2.0f).minCoeff()), "float, NaN at row " << at);
+  }
+}
+
+// The same for partial reductions: the column (row) holding the NaN gives
+// NaN, the others Eigen's value.
+BOOST_AUTO_TEST_CASE(partial_min_and_max_propagate_nan) {
+  for (Index at = 0; at < 37; at += 4) {
+    Eigen::MatrixXd a = random_matrix<Eigen::MatrixXd>(37, 5);
+    a(at, 2) = std::numeric_limits<double>::quiet_NaN();
+    const Eigen::RowVectorXd mins = egpu::gpu(a.colwise().minCoeff());
+    const Eigen::VectorXd maxs = egpu::gpu(a.rowwise().maxCoeff());
+    for (Index j = 0; j < 5; ++j)
+      BOOST_TEST((j == 2 ? std::isnan(mins(j)) : mins(j) == a.col(j).minCoeff()),
+                 "colwise().minCoeff(), NaN at row " << at << ", column " << j << ": " << mins(j));
+    for (Index i = 0; i < 37; ++i)
+      BOOST_TEST((i == at ? std::isnan(maxs(i)) : maxs(i) == a.row(i).maxCoeff()),
+                 "rowwise().maxCoeff(), NaN at row " << at << ", row " << i << ": " << maxs(i));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(size_checks_still_throw) {

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -657,6 +658,8 @@ bool check_elementwise_plan(const ElementwiseProblem& p, const ElementwiseLimits
   std::vector<char> evaluated(static_cast<std::size_t>(chunks), 0), downloaded(static_cast<std::size_t>(chunks), 0);
   std::vector<char> covered(static_cast<std::size_t>(p.rows * p.cols), 0);
   i64 h2d = 0, d2h = 0;
+  std::map<i64, i64> last_j0_at_rows, last_i0_at_cols;  // reductions: the last chunk folded there
+  auto unset = [](std::map<i64, i64>& m, i64 key) { return m.emplace(key, -1).first->second; };
   for (std::size_t at = 0; at < plan.ops.size(); ++at) {
     const Op& op = plan.ops[at];
     if (op.mi < 1 || op.nj < 1 || op.i0 < 0 || op.j0 < 0 || op.i0 + op.mi > p.rows || op.j0 + op.nj > p.cols ||
@@ -688,9 +691,23 @@ bool check_elementwise_plan(const ElementwiseProblem& p, const ElementwiseLimits
           if (!rows_ok || !cols_ok) return fail(at, "leaf " + std::to_string(k) + "'s slot holds another piece");
           held.read = true;
         }
-        if (op.slot < 0 || op.slot >= plan.out_slots) return fail(at, "output slot out of range");
-        if (out_slot[static_cast<std::size_t>(op.slot)] >= 0) return fail(at, "output slot still holds a chunk not downloaded");
-        out_slot[static_cast<std::size_t>(op.slot)] = op.tile;
+        if (p.out_elem_size == 0) {
+          // A reduction folds chunks into the results in plan order: the
+          // chunk at the first columns of its rows (first rows of its
+          // columns) must come before the others there.
+          unset(last_j0_at_rows, op.i0);
+          unset(last_i0_at_cols, op.j0);
+          i64& last_j0 = last_j0_at_rows[op.i0];
+          i64& last_i0 = last_i0_at_cols[op.j0];
+          if ((last_j0 < 0) != (op.j0 == 0) || (last_i0 < 0) != (op.i0 == 0) || op.j0 < last_j0 || op.i0 < last_i0)
+            return fail(at, "a reduction's chunks are not in the order of their rows and columns");
+          last_j0 = op.j0;
+          last_i0 = op.i0;
+        } else {
+          if (op.slot < 0 || op.slot >= plan.out_slots) return fail(at, "output slot out of range");
+          if (out_slot[static_cast<std::size_t>(op.slot)] >= 0) return fail(at, "output slot still holds a chunk not downloaded");
+          out_slot[static_cast<std::size_t>(op.slot)] = op.tile;
+        }
         for (i64 j = op.j0; j < op.j0 + op.nj; ++j)
           for (i64 i = op.i0; i < op.i0 + op.mi; ++i) {
             char& c = covered[static_cast<std::size_t>(i + j * p.rows)];
@@ -700,6 +717,7 @@ bool check_elementwise_plan(const ElementwiseProblem& p, const ElementwiseLimits
         break;
       }
       case OpKind::download_c: {
+        if (p.out_elem_size == 0) return fail(at, "a download in a reduction's plan");
         if (!evaluated[static_cast<std::size_t>(op.tile)]) return fail(at, "download before its evaluate");
         if (downloaded[static_cast<std::size_t>(op.tile)]) return fail(at, "chunk downloaded twice");
         if (op.slot < 0 || op.slot >= plan.out_slots || out_slot[static_cast<std::size_t>(op.slot)] != op.tile)
@@ -713,7 +731,9 @@ bool check_elementwise_plan(const ElementwiseProblem& p, const ElementwiseLimits
     }
   }
   if (std::find(covered.begin(), covered.end(), 0) != covered.end()) return fail(plan.ops.size(), "chunks miss elements");
-  if (std::find(downloaded.begin(), downloaded.end(), 0) != downloaded.end()) return fail(plan.ops.size(), "a chunk never went down");
+  if (p.out_elem_size > 0 && std::find(downloaded.begin(), downloaded.end(), 0) != downloaded.end())
+    return fail(plan.ops.size(), "a chunk never went down");
+  if (std::find(evaluated.begin(), evaluated.end(), 0) != evaluated.end()) return fail(plan.ops.size(), "a chunk never evaluated");
   if (h2d != plan.h2d_bytes || d2h != plan.d2h_bytes) return fail(plan.ops.size(), "byte counts are not the sums");
   return true;
 }
@@ -723,8 +743,9 @@ ElementwiseProblem random_elementwise_problem() {
   p.rows = uniform(0, 3) == 0 ? uniform(1, 3) : random_dim() * (uniform(0, 4) == 0 ? 97 : 1);
   p.cols = uniform(0, 3) == 0 ? uniform(1, 3) : random_dim();
   const i64 sizes[] = {4, 8, 16};
-  p.out_elem_size = sizes[uniform(0, 2)];
-  p.accumulates = uniform(0, 1) == 1;
+  // A quarter are reductions: their results stay on the device.
+  p.out_elem_size = uniform(0, 3) == 0 ? 0 : sizes[uniform(0, 2)];
+  p.accumulates = p.out_elem_size > 0 && uniform(0, 1) == 1;
   for (i64 k = uniform(0, 5); k > 0; --k) {
     LeafTraffic leaf;
     leaf.elem_size = sizes[uniform(0, 2)];

@@ -236,40 +236,6 @@ template <class S> void run_forms_on_device(Index rows, Index cols, int& turn, O
   });
 }
 
-// A copy of r whose leaf values are scaled by (1 + units * eps), eps the
-// given one, or each leaf type's own when eps is 0; its constants too (a
-// chain of constants alone is computed by the GPU's functions as well, and
-// may feed an ill-conditioned one such as tan of a large value).
-RandomProgram perturbed(const RandomProgram& r, double units, double eps) {
-  RandomProgram p = r;
-  for (const auto& in : r.program.code)
-    if (in.op == ed::EwOp::constant) {
-      const bool single = in.type == ed::ValueKind::f32 || in.type == ed::ValueKind::c32;
-      const double own = single ? double(std::numeric_limits<float>::epsilon()) : double(std::numeric_limits<double>::epsilon());
-      p.program.constants[static_cast<std::size_t>(in.index)] *= 1.0 + units * (eps > 0 ? eps : own);
-    }
-  for (std::size_t k = 0; k < r.storage.size(); ++k) {
-    p.storage[k] = std::make_shared<std::vector<unsigned char>>(*r.storage[k]);
-    auto& leaf = p.program.leaves[k];
-    const std::ptrdiff_t offset = static_cast<const unsigned char*>(leaf.m.data) - r.storage[k]->data();
-    leaf.m.data = p.storage[k]->data() + offset;
-    auto scale = [&](auto* zero) {
-      using S = std::remove_pointer_t<decltype(zero)>;
-      using R = typename Eigen::NumTraits<S>::Real;
-      auto* v = reinterpret_cast<S*>(p.storage[k]->data());
-      const R f = R(1) + R(units * (eps > 0 ? eps : double(std::numeric_limits<R>::epsilon())));
-      for (std::size_t e = 0; e < p.storage[k]->size() / sizeof(S); ++e) v[e] *= f;
-    };
-    switch (leaf.scalar) {
-      case ed::ScalarKind::f32: scale(static_cast<float*>(nullptr)); break;
-      case ed::ScalarKind::f64: scale(static_cast<double*>(nullptr)); break;
-      case ed::ScalarKind::c32: scale(static_cast<std::complex<float>*>(nullptr)); break;
-      case ed::ScalarKind::c64: scale(static_cast<std::complex<double>*>(nullptr)); break;
-    }
-  }
-  return p;
-}
-
 template <class T> bool finite_value(T v) {
   if constexpr (Eigen::NumTraits<T>::IsComplex) return std::isfinite(v.real()) && std::isfinite(v.imag());
   else return std::isfinite(v);
@@ -327,20 +293,6 @@ template <class T> void run_random_program(const RandomProgram& r, OutKind kind,
   run_program_on_device<T>(r.program, kind, what, o, [&](std::int64_t i, std::int64_t j, T got) {
     return judge_random(r, up, down, tol, i, j, got);
   });
-}
-
-// The program as text, for a failure's report.
-std::string describe(const ed::ElementwiseProgram& p) {
-  std::ostringstream s;
-  for (std::size_t t = 0; t < p.code.size(); ++t) {
-    const auto& in = p.code[t];
-    s << " v" << t << "=" << ed::op_name(in.op) << "(";
-    if (in.op == ed::EwOp::load) s << "leaf " << in.index;
-    else if (in.op == ed::EwOp::constant) s << p.constants[static_cast<std::size_t>(in.index)];
-    else s << "v" << in.x << (in.y >= 0 ? ",v" + std::to_string(in.y) : "") << (in.z >= 0 ? ",v" + std::to_string(in.z) : "");
-    s << ")";
-  }
-  return s.str();
 }
 
 }  // namespace
@@ -405,7 +357,7 @@ BOOST_AUTO_TEST_CASE(random_programs_match_the_interpreter) {
     total_exempt += o.exempt;
     if (o.bad > 0) ++programs_with_failures;
     BOOST_TEST(o.bad == 0, what << ": " << o.bad << " wrong coefficients or stray writes\n"
-                                << o.report.str() << " program:" << describe(r.program));
+                                << o.report.str() << " program:" << program_text(r.program));
   }
   BOOST_TEST_MESSAGE(count << " random programs, " << programs_with_failures << " with failures, " << total_exempt
                            << " coefficients exempt (complex non-finite, NaN sign, zero sign at a cut)");

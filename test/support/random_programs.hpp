@@ -9,7 +9,11 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "egpu/detail/elementwise_program.hpp"
@@ -164,6 +168,59 @@ class RandomProgramMaker {
 inline RandomProgram random_program(std::int64_t rows, std::int64_t cols, egpu::detail::ValueKind result,
                                     int max_depth) {
   return RandomProgramMaker(rows, cols, max_depth).make(result);
+}
+
+// A copy of r whose leaf values are scaled by (1 + units * eps), eps the
+// given one, or each leaf type's own when eps is 0; its constants too (a
+// chain of constants alone is computed by the GPU's functions as well, and
+// may feed an ill-conditioned one such as tan of a large value). The bounds
+// of the GPU tests come from how much such copies differ.
+inline RandomProgram perturbed(const RandomProgram& r, double units, double eps) {
+  namespace ed = egpu::detail;
+  RandomProgram p = r;
+  for (const auto& in : r.program.code)
+    if (in.op == ed::EwOp::constant) {
+      const bool single = in.type == ed::ValueKind::f32 || in.type == ed::ValueKind::c32;
+      const double own = single ? double(std::numeric_limits<float>::epsilon()) : double(std::numeric_limits<double>::epsilon());
+      p.program.constants[static_cast<std::size_t>(in.index)] *= 1.0 + units * (eps > 0 ? eps : own);
+    }
+  for (std::size_t k = 0; k < r.storage.size(); ++k) {
+    p.storage[k] = std::make_shared<std::vector<unsigned char>>(*r.storage[k]);
+    auto& leaf = p.program.leaves[k];
+    const std::ptrdiff_t offset = static_cast<const unsigned char*>(leaf.m.data) - r.storage[k]->data();
+    leaf.m.data = p.storage[k]->data() + offset;
+    auto scale = [&](auto* zero) {
+      using S = std::remove_pointer_t<decltype(zero)>;
+      using R = typename Eigen::NumTraits<S>::Real;
+      auto* v = reinterpret_cast<S*>(p.storage[k]->data());
+      const R f = R(1) + R(units * (eps > 0 ? eps : double(std::numeric_limits<R>::epsilon())));
+      for (std::size_t e = 0; e < p.storage[k]->size() / sizeof(S); ++e) v[e] *= f;
+    };
+    switch (leaf.scalar) {
+      case ed::ScalarKind::f32: scale(static_cast<float*>(nullptr)); break;
+      case ed::ScalarKind::f64: scale(static_cast<double*>(nullptr)); break;
+      case ed::ScalarKind::c32: scale(static_cast<std::complex<float>*>(nullptr)); break;
+      case ed::ScalarKind::c64: scale(static_cast<std::complex<double>*>(nullptr)); break;
+    }
+  }
+  return p;
+}
+
+// The program as text, for a failure's report.
+inline std::string program_text(const egpu::detail::ElementwiseProgram& p) {
+  std::ostringstream s;
+  for (std::size_t t = 0; t < p.code.size(); ++t) {
+    const auto& in = p.code[t];
+    s << " v" << t << "=" << egpu::detail::op_name(in.op) << "(";
+    if (in.op == egpu::detail::EwOp::load)
+      s << "leaf " << in.index;
+    else if (in.op == egpu::detail::EwOp::constant)
+      s << p.constants[static_cast<std::size_t>(in.index)];
+    else
+      s << "v" << in.x << (in.y >= 0 ? ",v" + std::to_string(in.y) : "") << (in.z >= 0 ? ",v" + std::to_string(in.z) : "");
+    s << ")";
+  }
+  return s.str();
 }
 
 }  // namespace egpu_test

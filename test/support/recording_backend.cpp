@@ -5,9 +5,11 @@
 #include <type_traits>
 
 #include "egpu/detail/elementwise_program.hpp"
+#include "egpu/detail/reduction.hpp"
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
 #include "support/elementwise_reference.hpp"
+#include "support/reduction_reference.hpp"
 
 namespace egpu_test::recording {
 namespace {
@@ -49,6 +51,29 @@ void naive(const egpu::detail::GemmDesc& g) {
         out = T(static_cast<typename T::value_type>(r.real()), static_cast<typename T::value_type>(r.imag()));
     }
 }
+
+// Throws egpu::error, once, after fail_next_call().
+void fail_if_asked() {
+  if (!g_fail_next) return;
+  g_fail_next = false;
+  throw egpu::error("recording backend: failing this call on request");
+}
+
+// The reference values of a reduction (support/reduction_reference.hpp),
+// stored as T: the interpreter's values combined in long double.
+template <class T>
+void store_reduced(const std::vector<egpu_test::Expected>& expected, void* result) {
+  T* out = static_cast<T*>(result);
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    const egpu_test::Expected& e = expected[k];
+    if constexpr (std::is_same_v<T, std::int64_t>)
+      out[k] = e.count;
+    else if constexpr (std::is_floating_point_v<T>)
+      out[k] = static_cast<T>(e.value.real());
+    else
+      out[k] = T(static_cast<typename T::value_type>(e.value.real()), static_cast<typename T::value_type>(e.value.imag()));
+  }
+}
 }  // namespace
 
 std::vector<Call>& calls() {
@@ -59,9 +84,14 @@ int& elementwise_calls() {
   static int n = 0;
   return n;
 }
+std::vector<ReduceCall>& reductions() {
+  static std::vector<ReduceCall> r;
+  return r;
+}
 void clear() {
   calls().clear();
   elementwise_calls() = 0;
+  reductions().clear();
 }
 void fail_next_call() { g_fail_next = true; }
 
@@ -74,25 +104,31 @@ std::string device_name() { return "recording test backend"; }
 
 namespace detail {
 
+namespace {
+void interpret(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar);
+}  // namespace
+
 void gemm(const GemmDesc& desc, const Options& options) {
   validate(desc);
   egpu_test::recording::calls().push_back({desc, options});
-  if (egpu_test::recording::g_fail_next) {
-    egpu_test::recording::g_fail_next = false;
-    throw egpu::error("recording backend: failing this call on request");
-  }
+  egpu_test::recording::fail_if_asked();
   switch (desc.scalar) {
     case ScalarKind::f32: egpu_test::recording::naive<float>(desc); break;
     case ScalarKind::f64: egpu_test::recording::naive<double>(desc); break;
     case ScalarKind::c32: egpu_test::recording::naive<std::complex<float>>(desc); break;
     case ScalarKind::c64: egpu_test::recording::naive<std::complex<double>>(desc); break;
   }
+  if (desc.epilogue != nullptr) {
+    // The coefficient-wise rest, in place on the product's value.
+    ElementwiseProgram f = *desc.epilogue;
+    f.leaves[0].m = desc.c;
+    interpret(f, desc.c, desc.scalar);
+  }
 }
 
-void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar, bool,
-                 const Options&) {
-  validate(program);
-  ++egpu_test::recording::elementwise_calls();
+namespace {
+// out = program, by the host interpreter.
+void interpret(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar) {
   // Every value first: out may be one of the leaves.
   std::vector<egpu_test::EwValue> values;
   for (std::int64_t j = 0; j < program.cols; ++j)
@@ -110,6 +146,30 @@ void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, Scala
     case ScalarKind::c32: return store(std::complex<float>());
     case ScalarKind::c64: return store(std::complex<double>());
   }
+}
+}  // namespace
+
+void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar, bool,
+                 const Options&) {
+  validate(program);
+  ++egpu_test::recording::elementwise_calls();
+  interpret(program, out, out_scalar);
+}
+
+void reduce(const ElementwiseProgram& program, const Reduction& reduction, void* result, const Options& options) {
+  validate(program, reduction);
+  egpu_test::recording::reductions().push_back({program, reduction, options});
+  egpu_test::recording::fail_if_asked();
+  const ValueKind kind = program.code.back().type;
+  const std::vector<egpu_test::Expected> expected = egpu_test::expected_reduction(
+      program.rows, program.cols, reduction, is_complex(kind),
+      [&](std::int64_t i, std::int64_t j) { return egpu_test::exact_sample(egpu_test::evaluate_at(program, i, j)); });
+  // The library's rule (Eigen asserts): no min, max or mean of nothing.
+  for (const egpu_test::Expected& e : expected)
+    if (e.empty_throws) throw egpu::error("recording backend: min, max or mean of an empty stretch");
+  egpu_test::with_result_type(kind, reduction, [&](auto zero) {
+    egpu_test::recording::store_reduced<decltype(zero)>(expected, result);
+  });
 }
 
 }  // namespace detail

@@ -17,6 +17,7 @@
 #include "egpu/adapter/gemm_update_parts.hpp"
 #include "egpu/adapter/gpu_expr.hpp"
 #include "egpu/adapter/product_parts.hpp"
+#include "egpu/adapter/reduce.hpp"
 #include "egpu/detail/elementwise_program.hpp"
 #include "egpu/detail/gemm_descriptor.hpp"
 #include "egpu/device.hpp"
@@ -59,6 +60,16 @@ inline std::string size_text(Eigen::Index rows, Eigen::Index cols) {
   std::ostringstream s;
   s << rows << "x" << cols;
   return s.str();
+}
+
+// dst must have the value's size, or be a resizable destination of `=`.
+template <int Kind, class Dst>
+void check_destination_size(const Dst& dst, Eigen::Index rows, Eigen::Index cols, const char* what) {
+  if (dst.rows() != rows || dst.cols() != cols) {
+    if (!(Kind == 1 && resizable<Dst>::to(rows, cols)))
+      throw error("destination is " + size_text(dst.rows(), dst.cols()) + " but the " + what + " is " +
+                  size_text(rows, cols));
+  }
 }
 
 template <class Scalar>
@@ -117,10 +128,7 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
     throw error("product " + size_text(lhs.rows(), lhs.cols()) + " * " + size_text(rhs.rows(), rhs.cols()) +
                 ": inner sizes differ");
   const Eigen::Index m = lhs.rows(), n = rhs.cols(), k = lhs.cols();
-  if (dst.rows() != m || dst.cols() != n) {
-    if (!(kind == 1 && resizable<Dst>::to(m, n)))
-      throw error("destination is " + size_text(dst.rows(), dst.cols()) + " but the product is " + size_text(m, n));
-  }
+  check_destination_size<kind>(dst, m, n, "product");
 
   if constexpr (kind == 0) {
     // Another compound assignment (e.g. array *=): compute, then let Eigen combine.
@@ -179,10 +187,7 @@ inline bool aliases_otherwise(const ElementwiseProgram& program, const MatrixDes
   const ByteRange o = byte_range(out, scalar_size(out_scalar));
   for (const EwLeaf& leaf : program.leaves) {
     if (!o.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar)))) continue;
-    const bool itself = leaf.scalar == out_scalar && leaf.m.data == out.data && leaf.m.rows == out.rows &&
-                        leaf.m.cols == out.cols && leaf.m.row_stride == out.row_stride &&
-                        leaf.m.col_stride == out.col_stride;
-    if (!itself) return true;
+    if (leaf.scalar != out_scalar || !same_view(leaf.m, out)) return true;
   }
   return false;
 }
@@ -206,9 +211,7 @@ bool assign_gemm_update(Dst& dst, const Xpr& xpr, const Options& options, const 
     return false;
   } else {
     const MatrixDesc out = describe(dst), cd = describe(c);
-    const bool c_is_dst = cd.data == out.data && cd.rows == out.rows && cd.cols == out.cols &&
-                          cd.row_stride == out.row_stride && cd.col_stride == out.col_stride;
-    if (!c_is_dst || product.lhs().cols() != product.rhs().rows() || product.rows() != dst.rows() ||
+    if (!same_view(cd, out) || product.lhs().cols() != product.rhs().rows() || product.rows() != dst.rows() ||
         product.cols() != dst.cols() || product.lhs().cols() == 0 || dst.size() == 0)
       return false;
     ProductCall<Product> call(product, Scalar(U::product_sign) * Scalar(Parts::factor(U::product_term(xpr))));
@@ -227,6 +230,9 @@ bool assign_gemm_update(Dst& dst, const Xpr& xpr, const Options& options, const 
   }
 }
 
+template <class Dst, class Xpr>
+bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options);
+
 // The coefficient-wise part: dst func= xpr.
 template <class Dst, class Xpr, class Func>
 void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func) {
@@ -237,11 +243,7 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   using Plain = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
   constexpr int kind = functor_kind<Func>::value;
   const Eigen::Index rows = xpr.rows(), cols = xpr.cols();
-  if (dst.rows() != rows || dst.cols() != cols) {
-    if (!(kind == 1 && resizable<Dst>::to(rows, cols)))
-      throw error("destination is " + size_text(dst.rows(), dst.cols()) + " but the expression is " +
-                  size_text(rows, cols));
-  }
+  check_destination_size<kind>(dst, rows, cols, "expression");
   // Into a temporary, then into dst the way Eigen would: other compound
   // assignments (array *=), destinations without direct access or of
   // another scalar.
@@ -270,6 +272,9 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   }
   if constexpr (gemm_update_parts<Xpr>::matches && dst_direct && kind != 0) {
     if (assign_gemm_update(dst, xpr, options, func)) return;
+  }
+  if constexpr (kind == 1 && dst_direct) {
+    if (assign_with_epilogue(dst, xpr, options)) return;
   }
   if constexpr (kind == 0 || !dst_direct) {
     through_temporary();
@@ -303,6 +308,52 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   }
 }
 
+// A product inside an expression whose caller may run it itself (the GEMM
+// with an epilogue): described, not computed; its leaf points nowhere.
+template <class Product>
+int defer_product(const Product& product, ProgramBuilder& b, bool transposed) {
+  using Scalar = typename Product::Scalar;
+  static_assert(is_supported_scalar_v<Scalar>,
+                "egpu::gpu: scalars are float, double, std::complex<float> and std::complex<double>");
+  auto call = std::make_shared<ProductCall<Product>>(product, Scalar(1));
+  DeferredProduct d;
+  d.desc = &call->desc();
+  d.alpha = as_complex_double(call->alpha());
+  d.transposed = transposed;
+  d.reads = [c = call.get()](const MatrixDesc& out) { return c->reads(out); };
+  b.keep_shared(call);
+  b.deferred()->push_back(std::move(d));
+  return transposed ? b.nowhere_leaf<Scalar>(product.cols(), product.rows())
+                    : b.nowhere_leaf<Scalar>(product.rows(), product.cols());
+}
+
+// dst = f(A * B), f coefficient-wise over the product alone (tanh(A * B),
+// 2 * (A * B) + 1): one GEMM whose tiles go through f on the device before
+// they come down. Returns false (nothing done) for any other expression, or
+// when the product reads dst (the general path keeps Eigen's aliasing rule).
+template <class Dst, class Xpr>
+bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options) {
+  using Scalar = typename Dst::Scalar;
+  std::vector<std::shared_ptr<void>> temporaries;
+  std::vector<DeferredProduct> deferred;
+  ElementwiseProgram program = describe_elementwise(xpr, temporaries, false, &deferred);
+  if (deferred.size() != 1 || program.leaves.size() != 1 || deferred[0].transposed) return false;
+  GemmDesc& desc = *deferred[0].desc;
+  constexpr ScalarKind scalar = scalar_kind_of<Scalar>::value;
+  if (desc.scalar != scalar || program.code.back().type != value_kind(scalar) || desc.k == 0 || desc.m == 0 ||
+      desc.n == 0 || deferred[0].reads(describe(dst)))
+    return false;
+  dst.resize(desc.m, desc.n);
+  desc.c = describe(dst);
+  program.leaves[0].m = desc.c;  // a valid description; each tile's own replaces it
+  desc.alpha = deferred[0].alpha;
+  desc.beta = 0.0;
+  desc.beta_is_zero = true;
+  desc.epilogue = &program;
+  gemm(desc, options);
+  return true;
+}
+
 // The value of a product inside a coefficient-wise expression.
 template <class Product>
 typename Product::PlainObject product_on_gpu(const Product& product) {
@@ -325,6 +376,9 @@ void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func) {
     static_assert(is_supported_scalar_v<Scalar>,
                   "egpu::gpu: scalars are float, double, std::complex<float> and std::complex<double>");
     assign_product(dst, product, Scalar(Parts::factor(src.expression())), src.options(), func);
+  } else if constexpr (partial_redux_parts<Xpr>::matches) {
+    check_destination_size<functor_kind<Func>::value>(dst, src.rows(), src.cols(), "reduction");
+    assign_partial_reduction(dst, src.expression(), src.options(), func);
   } else {
     assign_elementwise(dst, src.expression(), src.options(), func);
   }

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -127,15 +128,31 @@ struct egpu_gpu_cannot_run_this_functor {
 
 // ---- the walk -----------------------------------------------------------------------
 
+// A product left for the caller to run (ProgramBuilder's deferring mode):
+// its GEMM descriptor without C (owned by the builder's temporaries) and
+// whether the expression reads it transposed.
+struct DeferredProduct {
+  GemmDesc* desc = nullptr;
+  std::complex<double> alpha;
+  bool transposed = false;
+  // Whether the product reads memory that `out` overlaps.
+  std::function<bool(const MatrixDesc&)> reads;
+};
+
 // Collects the program and owns the temporaries its leaves may point at.
 class ProgramBuilder {
  public:
-  ProgramBuilder(ElementwiseProgram& program, std::vector<std::shared_ptr<void>>& temporaries, bool shape_only)
-      : m_program(program), m_temporaries(temporaries), m_shape_only(shape_only) {}
+  // deferred: products become leaves that point nowhere and are listed
+  // there instead of being computed.
+  ProgramBuilder(ElementwiseProgram& program, std::vector<std::shared_ptr<void>>& temporaries, bool shape_only,
+                 std::vector<DeferredProduct>* deferred = nullptr)
+      : m_program(program), m_temporaries(temporaries), m_shape_only(shape_only), m_deferred(deferred) {}
 
   // Describing only where the leaves are (to check aliasing before a CPU
   // run): products are not computed, their leaves point nowhere.
   bool shape_only() const { return m_shape_only; }
+  std::vector<DeferredProduct>* deferred() const { return m_deferred; }
+  void keep_shared(std::shared_ptr<void> owned) { m_temporaries.push_back(std::move(owned)); }
   template <class S>
   int nowhere_leaf(Eigen::Index rows, Eigen::Index cols) {
     MatrixDesc d;
@@ -188,9 +205,9 @@ class ProgramBuilder {
   // Loads `leaf`; the same operand seen again (a read twice in
   // a * b + exp(a)) is the same leaf, so that it is moved and read once.
   int load(const EwLeaf& leaf, ValueKind type) {
+    // Leaves that point nowhere (products not computed) stay distinct.
     auto same = [&](const EwLeaf& o) {
-      return o.scalar == leaf.scalar && o.m.data == leaf.m.data && o.m.rows == leaf.m.rows &&
-             o.m.cols == leaf.m.cols && o.m.row_stride == leaf.m.row_stride && o.m.col_stride == leaf.m.col_stride;
+      return leaf.m.data != nullptr && o.scalar == leaf.scalar && same_view(o.m, leaf.m);
     };
     const auto found = std::find_if(m_program.leaves.begin(), m_program.leaves.end(), same);
     const auto index = static_cast<int>(found - m_program.leaves.begin());
@@ -204,6 +221,7 @@ class ProgramBuilder {
   ElementwiseProgram& m_program;
   std::vector<std::shared_ptr<void>>& m_temporaries;
   bool m_shape_only;
+  std::vector<DeferredProduct>* m_deferred;
 };
 
 // ew_node<Xpr>::emit(x, builder, transposed) appends x's instructions and
@@ -309,15 +327,19 @@ struct ew_node<Eigen::Replicate<X, RowFactor, ColFactor>> {
 };
 
 // A product inside the expression: computed by egpu's GEMM into a temporary
-// (adapter/assign.hpp defines it), which becomes a leaf.
+// (adapter/assign.hpp defines it), which becomes a leaf; or, when the
+// builder defers products, described for the caller (defer_product).
 template <class Product>
 typename Product::PlainObject product_on_gpu(const Product& product);
+template <class Product>
+int defer_product(const Product& product, ProgramBuilder& b, bool transposed);
 
 template <class L, class R, int Option>
 struct ew_node<Eigen::Product<L, R, Option>> {
   static int emit(const Eigen::Product<L, R, Option>& x, ProgramBuilder& b, bool transposed) {
     using S = typename Eigen::Product<L, R, Option>::Scalar;
     if (b.shape_only()) return transposed ? b.nowhere_leaf<S>(x.cols(), x.rows()) : b.nowhere_leaf<S>(x.rows(), x.cols());
+    if (b.deferred() != nullptr) return defer_product(x, b, transposed);
     return b.leaf(b.keep(product_on_gpu(x)), transposed);
   }
 };
@@ -326,11 +348,11 @@ struct ew_node<Eigen::Product<L, R, Option>> {
 // ProgramBuilder::shape_only.
 template <class Xpr>
 ElementwiseProgram describe_elementwise(const Xpr& x, std::vector<std::shared_ptr<void>>& temporaries,
-                                        bool shape_only = false) {
+                                        bool shape_only = false, std::vector<DeferredProduct>* deferred = nullptr) {
   ElementwiseProgram program;
   program.rows = x.rows();
   program.cols = x.cols();
-  ProgramBuilder builder(program, temporaries, shape_only);
+  ProgramBuilder builder(program, temporaries, shape_only, deferred);
   ew_emit(x, builder, false);
   return program;
 }

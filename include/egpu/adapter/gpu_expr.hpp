@@ -7,6 +7,8 @@
 
 #include <Eigen/Dense>
 
+#include <cmath>
+
 #include "egpu/options.hpp"
 
 namespace egpu {
@@ -19,6 +21,9 @@ namespace detail {
 // adapter/assign.hpp.
 template <class Dst, class Xpr, class Func>
 void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func);
+// The reductions of GpuExpr's members; in adapter/reduce.hpp.
+template <class Xpr>
+struct FullReductions;
 }  // namespace detail
 
 }  // namespace egpu
@@ -80,6 +85,26 @@ class GpuExpr : public Eigen::internal::dense_xpr_base<GpuExpr<Xpr>>::type {
 
   const Xpr& expression() const { return m_xpr; }
   const Options& options() const { return m_options; }
+
+  // Reductions run where the expression is computed, fused with it; only
+  // the value comes back. The same value from run to run (a fixed order of
+  // combination); sums compensated. minCoeff and maxCoeff of real values
+  // are NaN when any value is NaN; mean, minCoeff and maxCoeff of an empty
+  // expression throw egpu::error. Without a device, CPU Eigen computes them.
+  Scalar sum() const { return detail::FullReductions<Xpr>::sum(m_xpr, m_options); }
+  Scalar mean() const { return detail::FullReductions<Xpr>::mean(m_xpr, m_options); }
+  Scalar prod() const { return detail::FullReductions<Xpr>::prod(m_xpr, m_options); }
+  Scalar minCoeff() const { return detail::FullReductions<Xpr>::template extreme<false>(m_xpr, m_options); }
+  Scalar maxCoeff() const { return detail::FullReductions<Xpr>::template extreme<true>(m_xpr, m_options); }
+  RealScalar squaredNorm() const { return detail::FullReductions<Xpr>::squared_norm(m_xpr, m_options); }
+  RealScalar norm() const {
+    using std::sqrt;
+    return sqrt(squaredNorm());
+  }
+  // Nonzero (true) values: how many, whether all are, whether any is.
+  Eigen::Index count() const { return detail::FullReductions<Xpr>::count(m_xpr, m_options); }
+  bool all() const { return count() == rows() * cols(); }
+  bool any() const { return count() > 0; }
 
  private:
   // Expressions by value (they are small and may be temporaries of the

@@ -89,6 +89,8 @@ inline int emit(ElementwiseProgram& program, EwOp op, ValueKind type, int x = -1
 // operation takes, as Eigen allows them; leaves and constants exist; every
 // leaf has the expression's shape) and throws egpu::error otherwise.
 void validate(const ElementwiseProgram& program);
+// The same, allowing a boolean value when `boolean_value` (what a count reduces).
+void validate(const ElementwiseProgram& program, bool boolean_value);
 
 // Runs out = program on the GPU, leaves and out in host memory (the
 // library's entry for coefficient-wise work). out has the program's shape

@@ -12,6 +12,8 @@ namespace egpu::detail {
 
 enum class ScalarKind : std::uint8_t { f32, f64, c32, c64 };
 
+struct ElementwiseProgram;  // elementwise_program.hpp
+
 template <class T> struct scalar_kind_of;
 template <> struct scalar_kind_of<float> { static constexpr ScalarKind value = ScalarKind::f32; };
 template <> struct scalar_kind_of<double> { static constexpr ScalarKind value = ScalarKind::f64; };
@@ -41,6 +43,11 @@ struct GemmDesc {
   MatrixDesc a, b, c;
   std::complex<double> alpha{1.0, 0.0}, beta{0.0, 0.0};
   bool beta_is_zero = true;
+  // When set: C = f(alpha * A * B), f a coefficient-wise program of one leaf
+  // (the product's value, of the scalar type) whose value has the scalar
+  // type, applied to each tile on the device before it comes down. Needs
+  // beta_is_zero and k > 0.
+  const ElementwiseProgram* epilogue = nullptr;
 };
 
 // Checks the descriptor (sizes agree, strides reach every element without the

@@ -55,11 +55,29 @@ EwOperandShape operand_shape(std::int64_t rows, std::int64_t cols, const MatrixD
   return shape;
 }
 
+bool indexed(const EwOperandShape& s) { return s.access != EwAccess::linear; }
+
 // The source of one kernel, line by line.
 class KernelWriter {
  public:
   KernelWriter(const ElementwiseProgram& p, ScalarKind out, const EwKernelShape& shape)
       : m_p(p), m_out(detail::value_kind(out)), m_shape(shape) {}
+
+  // A struct `name` whose at(p, n, i, j) is the program's value at element
+  // n = (i, j) (i and j read only by leaves that need them).
+  std::string write_value(const char* name) {
+    const std::string type = type_name(m_p.code.back().type);
+    m_s << "struct " << name << " {\n"
+        << "  typedef " << type << " type;\n"
+        << "  static __device__ __forceinline__ " << type
+        << " at(const egpu_ew_params& p, long long n, long long i, long long j) {\n"
+        << "    (void)n; (void)i; (void)j;\n";
+    body("    ", false, false);
+    m_s << "    return v" << m_p.code.size() - 1 << ";\n"
+        << "  }\n"
+        << "};\n";
+    return m_s.str();
+  }
 
   std::string write() {
     m_s << "extern \"C\" __global__ void __launch_bounds__(256) " << kElementwiseKernelName
@@ -121,10 +139,7 @@ class KernelWriter {
   const char* leaf_type(std::size_t leaf) const {
     return type_name(detail::value_kind(m_p.leaves[leaf].scalar));
   }
-  bool needs_ij() const {
-    auto indexed = [](const EwOperandShape& s) { return s.access != EwAccess::linear; };
-    return indexed(m_shape.out) || std::any_of(m_shape.leaves.begin(), m_shape.leaves.end(), indexed);
-  }
+  bool needs_ij() const { return indexed(m_shape.out) || reads_by_index(m_shape); }
   static std::string index(const EwOperandShape& s, const std::string& strides) {
     switch (s.access) {
       case EwAccess::linear: return "n";
@@ -146,8 +161,8 @@ class KernelWriter {
     return std::string(s.split_complex ? "ew::store_parts<" : "ew::store<") + type_name(m_out) + ">(p.out, " +
            at + ", " + value + ")";
   }
-  void body(const char* indent, bool in_pack) {
-    if (needs_ij()) m_s << indent << "const long long j = n / p.rows, i = n - j * p.rows;\n";
+  void body(const char* indent, bool in_pack, bool find_ij = true) {
+    if (find_ij && needs_ij()) m_s << indent << "const long long j = n / p.rows, i = n - j * p.rows;\n";
     for (std::size_t t = 0; t < m_p.code.size(); ++t) {
       const EwInstr& in = m_p.code[t];
       m_s << indent << "const " << type_name(in.type) << " v" << t << " = ";
@@ -193,13 +208,17 @@ void to_destination_order(ElementwiseProgram& program, MatrixDesc& out) {
   std::swap(program.rows, program.cols);
 }
 
-EwKernelShape choose_kernel_shape(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar) {
+void check_limits(const ElementwiseProgram& program) {
   if (program.leaves.size() > EGPU_EW_MAX_LEAVES)
     throw egpu::error("egpu::gpu: a coefficient-wise expression with " + std::to_string(program.leaves.size()) +
                       " operands; at most " + std::to_string(EGPU_EW_MAX_LEAVES) + " run on the GPU");
   if (program.constants.size() > EGPU_EW_MAX_CONSTANTS)
     throw egpu::error("egpu::gpu: a coefficient-wise expression with " + std::to_string(program.constants.size()) +
                       " constants; at most " + std::to_string(EGPU_EW_MAX_CONSTANTS) + " run on the GPU");
+}
+
+EwKernelShape choose_kernel_shape(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar) {
+  check_limits(program);
   EwKernelShape shape;
   shape.out = operand_shape(program.rows, program.cols, out, out_scalar);
   if (shape.out.access != EwAccess::linear) shape.out.access = EwAccess::strided;
@@ -225,6 +244,45 @@ EwKernelShape choose_kernel_shape(const ElementwiseProgram& program, const Matri
   shape.packed = packable;
   shape.unroll = linear <= 1 ? 8 : linear == 2 ? 4 : 2;
   return shape;
+}
+
+bool reads_by_index(const EwKernelShape& shape) {
+  return std::any_of(shape.leaves.begin(), shape.leaves.end(), indexed);
+}
+
+EwKernelShape reading_shape(const ElementwiseProgram& program) {
+  check_limits(program);
+  EwKernelShape shape;
+  for (const auto& leaf : program.leaves) shape.leaves.push_back(operand_shape(program.rows, program.cols, leaf.m, leaf.scalar));
+  return shape;
+}
+
+std::string value_source(const ElementwiseProgram& program, const EwKernelShape& shape, const char* name) {
+  if (program.code.empty() || shape.leaves.size() != program.leaves.size())
+    throw egpu::error("elementwise kernel: an empty program, or a shape that does not match its leaves");
+  return KernelWriter(program, detail::ScalarKind::f64, shape).write_value(name);
+}
+
+std::string kernel_signature(const ElementwiseProgram& program, const EwKernelShape& shape, int extra) {
+  std::string s;
+  auto put = [&s](long long v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(extra);
+  put(shape.packed);
+  put(shape.pack);
+  put(shape.unroll);
+  put(static_cast<int>(shape.out.access) * 2 + shape.out.split_complex);
+  for (std::size_t k = 0; k < program.leaves.size(); ++k) {
+    put(static_cast<int>(program.leaves[k].scalar));
+    put(k < shape.leaves.size() ? static_cast<int>(shape.leaves[k].access) * 2 + shape.leaves[k].split_complex : -1);
+  }
+  put(-1);
+  for (const EwInstr& in : program.code) {
+    put(static_cast<int>(in.op) * 8 + static_cast<int>(in.type));
+    put((static_cast<long long>(static_cast<std::uint16_t>(in.x)) << 32) |
+        (static_cast<long long>(static_cast<std::uint16_t>(in.y)) << 16) | static_cast<std::uint16_t>(in.z));
+    put(in.index);
+  }
+  return s;
 }
 
 std::string elementwise_kernel_source(const ElementwiseProgram& program, ScalarKind out_scalar,

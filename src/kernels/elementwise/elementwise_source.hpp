@@ -6,6 +6,7 @@
 // compiled kernel serves every call of the same expression. No CUDA here.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +36,15 @@ struct EwKernelShape {
   bool packed = false;
   int pack = 1;
   int unroll = 1;
+
+  bool operator==(const EwKernelShape& o) const {
+    auto same = [](const EwOperandShape& a, const EwOperandShape& b) {
+      return a.access == b.access && a.split_complex == b.split_complex;
+    };
+    return leaves.size() == o.leaves.size() && std::equal(leaves.begin(), leaves.end(), o.leaves.begin(), same) &&
+           same(out, o.out) && packed == o.packed && pack == o.pack && unroll == o.unroll;
+  }
+  bool operator!=(const EwKernelShape& o) const { return !(*this == o); }
 };
 
 // The program rewritten so that its coefficients are counted in the
@@ -48,6 +58,28 @@ void to_destination_order(detail::ElementwiseProgram& program, detail::MatrixDes
 // 16 bytes of the widest type when every linear operand allows them.
 EwKernelShape choose_kernel_shape(const detail::ElementwiseProgram& program, const detail::MatrixDesc& out,
                                   detail::ScalarKind out_scalar);
+
+// Throws egpu::error for a program with more leaves or constants than a
+// kernel's parameters hold.
+void check_limits(const detail::ElementwiseProgram& program);
+
+// How a kernel that only reads the program (a reduction) reaches each leaf:
+// the leaves' shapes, no destination, no packs.
+EwKernelShape reading_shape(const detail::ElementwiseProgram& program);
+
+// Whether some leaf is read by (i, j) rather than by n alone.
+bool reads_by_index(const EwKernelShape& shape);
+
+// A struct `name` with `type`, the program's value type, and
+// `static type at(const egpu_ew_params& p, long long n, long long i, long long j)`,
+// the program's value at element n = i + j * rows: the expression a
+// reduction's kernels evaluate. Compiled after elementwise_prelude().
+std::string value_source(const detail::ElementwiseProgram& program, const EwKernelShape& shape, const char* name);
+
+// A short key that determines a kernel's source for `program` in `shape`
+// (its operations, types and leaf access; not its sizes, pointers or
+// constant values), with `extra` for what else the caller's source depends on.
+std::string kernel_signature(const detail::ElementwiseProgram& program, const EwKernelShape& shape, int extra);
 
 // The kernel's entry point in every generated source.
 inline constexpr const char* kElementwiseKernelName = "egpu_ew_kernel";
