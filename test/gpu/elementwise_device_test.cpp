@@ -177,6 +177,10 @@ void run_program_on_device(const ed::ElementwiseProgram& host, OutKind kind, con
   check_cuda(cudaMemcpy(dst.ptr, back.data(), back.size() * sizeof(T), cudaMemcpyHostToDevice), "poison");
   out.data = static_cast<T*>(dst.ptr) + offset;
 
+  // A copy from pageable memory may return before its DMA lands, and the
+  // context's streams do not wait for the legacy stream: the leaves and the
+  // poison must be in place before the kernel starts.
+  check_cuda(cudaDeviceSynchronize(), "uploads");
   egpu::runtime::Context& ctx = egpu::runtime::thread_context();
   cudaStream_t stream = ctx.stream(0);
   egpu::backend::device_elementwise(dev, out, ed::scalar_kind_of<T>::value, ctx, stream);

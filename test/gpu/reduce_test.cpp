@@ -37,6 +37,7 @@
 // EGPU_TEST_SCALE shrinks shapes and counts. Skipped without a usable GPU.
 #define BOOST_TEST_MODULE reduce
 #include <boost/test/unit_test.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -881,6 +882,38 @@ BOOST_AUTO_TEST_CASE(two_to_the_28_floats) {
   judge_all(expected_reduction(rows, cols, across, false, sample), across, row_sums.data(), base + " rowwise().sum()", o);
   BOOST_TEST(egpu::gpu(v).sum() == s, base << ": a second sum() differs");
   report(o, base);
+}
+
+// Indices past 2^31: a vector of 2^31 + 5 floats (8 GiB) summed and
+// counted through the pipeline, and a coefficient-wise expression over it
+// whose last elements are checked. Runs where the host has room for the
+// two arrays three times over (otherwise skipped as not applicable).
+bool room_for_two_to_the_31() {
+  const double bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  return bytes >= 3.0 * 2 * 4 * double(std::int64_t(1) << 31);
+}
+
+BOOST_AUTO_TEST_CASE(more_than_two_to_the_31_elements) {
+  if (!room_for_two_to_the_31()) {
+    BOOST_TEST_MESSAGE("skipped: the host has less than 48 GiB");
+    return;
+  }
+  const Index n = (Index(1) << 31) + 5;
+  Eigen::VectorXf a(n);
+  // Values k % 7 - 3: their exact sum and count are known in closed form.
+  for (Index k = 0; k < n; ++k) a(k) = float(k % 7) - 3.0f;
+  double exact_sum = 0;  // whole periods of seven sum to 0
+  for (Index r = 0; r < n % 7; ++r) exact_sum += double(r - 3);
+  BOOST_TEST(double(egpu::gpu(a).sum()) == exact_sum);
+  const Index positives = (n / 7) * 3 + std::max<Index>(0, n % 7 - 4);
+  BOOST_TEST(egpu::gpu(a.array() > 0.0f).count() == positives);
+  BOOST_TEST(egpu::gpu(a).maxCoeff() == 3.0f);
+  Eigen::VectorXf b(n);
+  b.setConstant(std::numeric_limits<float>::quiet_NaN());
+  b = egpu::gpu((a.array() * 2.0f + 1.0f).matrix());
+  for (Index k : {Index(0), Index(1) << 31, (Index(1) << 31) + 1, n - 1})
+    BOOST_TEST(b(k) == a(k) * 2.0f + 1.0f, "element " << k);
+  BOOST_TEST(!b.hasNaN());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
