@@ -65,6 +65,7 @@
 #include "egpu/egpu.hpp"
 #include "support/elementwise_forms.hpp"
 #include "support/elementwise_reference.hpp"
+#include "support/random_programs.hpp"
 #include "support/test_support.hpp"
 
 using namespace egpu_test;
@@ -160,27 +161,6 @@ template <class T> bool close(T got, T want, double scale) {
     if (std::isinf(want)) return got == want;
     return std::abs(double(got) - double(want)) <= tolerance<T>() * scale;
   }
-}
-
-// elementwise_device_test's exemptions (its comments give the reasons): a
-// complex value with an infinite or NaN part inside the program; arg of a
-// real NaN; arg or a function with a branch cut of a complex value with a
-// zero part.
-bool exempt(const ed::ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
-  using ed::EwOp;
-  const std::vector<EwValue> values = evaluate_all(p, i, j);
-  for (const auto& in : p.code) {
-    const bool cut = in.op == EwOp::arg || in.op == EwOp::log || in.op == EwOp::log10 || in.op == EwOp::log1p ||
-                     in.op == EwOp::sqrt || in.op == EwOp::rsqrt || in.op == EwOp::pow || in.op == EwOp::asin ||
-                     in.op == EwOp::acos || in.op == EwOp::atan;
-    if (!cut) continue;
-    const EwValue& x = values[static_cast<std::size_t>(in.x)];
-    const bool real_nan = (x.kind == ValueKind::f32 && std::isnan(x.f)) || (x.kind == ValueKind::f64 && std::isnan(x.d));
-    const bool zero_part = (x.kind == ValueKind::c32 && (x.cf.real() == 0 || x.cf.imag() == 0)) ||
-                           (x.kind == ValueKind::c64 && (x.cd.real() == 0 || x.cd.imag() == 0));
-    if ((in.op == EwOp::arg && real_nan) || zero_part) return true;
-  }
-  return complex_non_finite_inside(p, i, j);
 }
 
 // Runs work(j) for every column, on every hardware thread when there is

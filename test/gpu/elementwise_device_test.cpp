@@ -102,34 +102,6 @@ template <class T> double tolerance() {
   return std::is_same_v<typename Eigen::NumTraits<T>::Real, float> ? std::ldexp(1.0, -13) : std::ldexp(1.0, -40);
 }
 
-// The exemptions: (1) a complex value with an infinite or NaN part arises
-// inside the program (the results of complex operations on non-finite values
-// are not specified: the host's library follows C's Annex G, the GPU plain
-// formulas; see ew_prelude.cuh); (2) the program takes arg of a real NaN,
-// whose sign bit (which std::arg reads) IEEE 754 leaves to the hardware;
-// (3) the program takes arg, or a function with a branch cut, of a complex
-// value with a zero part: the sign of that zero picks the side of the cut,
-// and the signs of zeros that complex products and quotients give are the
-// formulas' (ew_prelude.cuh), not the host library's.
-bool exempt(const ed::ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
-  const std::vector<EwValue> values = evaluate_all(p, i, j);
-  for (const auto& in : p.code) {
-    using ed::EwOp;
-    const bool cut = in.op == EwOp::arg || in.op == EwOp::log || in.op == EwOp::log10 || in.op == EwOp::log1p ||
-                     in.op == EwOp::sqrt || in.op == EwOp::rsqrt || in.op == EwOp::pow || in.op == EwOp::asin ||
-                     in.op == EwOp::acos || in.op == EwOp::atan;
-    if (!cut) continue;
-    const EwValue& x = values[static_cast<std::size_t>(in.x)];
-    if (in.op == EwOp::arg && ((x.kind == ed::ValueKind::f32 && std::isnan(x.f)) ||
-                               (x.kind == ed::ValueKind::f64 && std::isnan(x.d))))
-      return true;
-    if ((x.kind == ed::ValueKind::c32 && (x.cf.real() == 0 || x.cf.imag() == 0)) ||
-        (x.kind == ed::ValueKind::c64 && (x.cd.real() == 0 || x.cd.imag() == 0)))
-      return true;
-  }
-  return complex_non_finite_inside(p, i, j);
-}
-
 // What one run found: coefficients that differ from the interpreter plus
 // elements outside the destination written, and the first few of them.
 struct Outcome {

@@ -104,28 +104,6 @@ struct Fingerprint {
 
 // ---- random programs through egpu::detail::reduce ---------------------------------
 
-// elementwise_device_test's exemptions: a complex value with a non-finite
-// part inside the program (Annex G on the host, plain formulas on the GPU);
-// arg of a real NaN (its sign bit); arg or a function with a branch cut of a
-// complex value with a zero part (the zero's sign picks the side).
-bool exempt(const ed::ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
-  const std::vector<EwValue> values = evaluate_all(p, i, j);
-  for (const auto& in : p.code) {
-    using ed::EwOp;
-    const bool cut = in.op == EwOp::arg || in.op == EwOp::log || in.op == EwOp::log10 || in.op == EwOp::log1p ||
-                     in.op == EwOp::sqrt || in.op == EwOp::rsqrt || in.op == EwOp::pow || in.op == EwOp::asin ||
-                     in.op == EwOp::acos || in.op == EwOp::atan;
-    if (!cut) continue;
-    const EwValue& x = values[static_cast<std::size_t>(in.x)];
-    if (in.op == EwOp::arg && ((x.kind == ValueKind::f32 && std::isnan(x.f)) || (x.kind == ValueKind::f64 && std::isnan(x.d))))
-      return true;
-    if ((x.kind == ValueKind::c32 && (x.cf.real() == 0 || x.cf.imag() == 0)) ||
-        (x.kind == ValueKind::c64 && (x.cd.real() == 0 || x.cd.imag() == 0)))
-      return true;
-  }
-  return complex_non_finite_inside(p, i, j);
-}
-
 // Overwrites every element the leaves read with a finite nonzero value.
 void make_leaves_finite(RandomProgram& r) {
   for (const auto& leaf : r.program.leaves) {
