@@ -167,6 +167,9 @@ void DeviceReduction::finish(void* out, cudaStream_t stream) {
   f.count = m->count;
   f.acc = m->acc.get();
   f.out = out;
+  // The finish codes rd_params.h documents.
+  static_assert(static_cast<int>(detail::ReduceFinish::none) == 0 && static_cast<int>(detail::ReduceFinish::sqrt) == 1 &&
+                static_cast<int>(detail::ReduceFinish::divide) == 2);
   f.finish = static_cast<int>(m->reduction.finish);
   f.divisor = {m->reduction.divisor.real(), m->reduction.divisor.imag()};
   void* args[] = {&f};

@@ -865,17 +865,15 @@ BOOST_AUTO_TEST_CASE(two_to_the_28_floats) {
 // Indices past 2^31: a vector of 2^31 + 5 floats (8 GiB) summed and
 // counted through the pipeline, and a coefficient-wise expression over it
 // whose last elements are checked. Runs where the host has room for the
-// two arrays three times over (otherwise skipped as not applicable).
-bool room_for_two_to_the_31() {
+// two arrays three times over (otherwise reported as skipped).
+boost::test_tools::assertion_result room_for_two_to_the_31(boost::unit_test::test_unit_id) {
   const double bytes = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
-  return bytes >= 3.0 * 2 * 4 * double(std::int64_t(1) << 31);
+  boost::test_tools::assertion_result enough(bytes >= 3.0 * 2 * 4 * double(std::int64_t(1) << 31));
+  enough.message() << "the host has less than 48 GiB";
+  return enough;
 }
 
-BOOST_AUTO_TEST_CASE(more_than_two_to_the_31_elements) {
-  if (!room_for_two_to_the_31()) {
-    BOOST_TEST_MESSAGE("skipped: the host has less than 48 GiB");
-    return;
-  }
+BOOST_AUTO_TEST_CASE(more_than_two_to_the_31_elements, *boost::unit_test::precondition(room_for_two_to_the_31)) {
   const Index n = (Index(1) << 31) + 5;
   Eigen::VectorXf a(n);
   // Values k % 7 - 3: their exact sum and count are known in closed form.
