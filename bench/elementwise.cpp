@@ -1,10 +1,12 @@
 // egpu-bench elementwise: fused coefficient-wise expressions on
 // device-resident data, egpu's generated kernel (egpu::backend::
 // device_elementwise, the program the adapter describes from Eigen Maps of
-// device memory) against a hand-written nvcc kernel of the same expression
-// and the device-to-device copy of the same run.
+// device memory) against a hand-written nvcc kernel of the same expression,
+// CUB's DeviceTransform, Eigen's Tensor module on Eigen::GpuDevice
+// (TensorMaps of the same memory) and the device-to-device copy of the same
+// run.
 //
-// Timing: events around each call on one stream, the three systems in turn
+// Timing: events around each call on one stream, the systems in turn
 // call by call, `--warmups` untimed calls first, median of `--repeats`.
 // Effective bandwidth: the bytes the expression must read and write once
 // (each distinct operand read once, the result written once) over the time;
@@ -33,6 +35,7 @@
 #include "egpu/adapter/elementwise_parts.hpp"
 #include "elementwise_baselines.hpp"
 #include "gpu_util.hpp"
+#include "tensor_baseline.hpp"
 #include "host_data.hpp"
 #include "runtime/context.hpp"
 #include "runtime/runtime_kernels.hpp"
@@ -66,7 +69,7 @@ struct Settings {
 struct Row {
   std::string scalar, expression;
   long log2_n = 0;
-  double egpu_s = 0, hand_s = 0, copy_s = 0, bytes = 0, first_call_s = 0, enqueue_us = 0, max_diff = 0;
+  double egpu_s = 0, hand_s = 0, cub_s = 0, tensor_s = 0, copy_s = 0, bytes = 0, first_call_s = 0, enqueue_us = 0, max_diff = 0;
   bool compiled = false;
 };
 
@@ -124,6 +127,19 @@ Row run_case(const std::string& scalar, const std::string& expression, long log2
     else
       gpu::hand_written(expression, pa, pb, pc, static_cast<T*>(hand.p), n, stream);
   };
+  auto run_cub = [&] {
+    if (cast)
+      gpu::cub_transform_cast(pa, static_cast<Other*>(hand.p), n, stream);
+    else
+      gpu::cub_transform(expression, pa, pb, pc, static_cast<T*>(hand.p), n, stream);
+  };
+  gpu::EigenTensor tensor(stream);
+  auto run_tensor = [&] {
+    if (cast)
+      tensor.cast(pa, static_cast<Other*>(hand.p), n);
+    else
+      tensor.elementwise(expression, pa, pb, pc, static_cast<T*>(hand.p), n);
+  };
   auto run_copy = [&] {
     gpu::check(cudaMemcpyAsync(copy.p, a.p, n * sizeof(T), cudaMemcpyDeviceToDevice, stream), "copy");
   };
@@ -140,10 +156,13 @@ Row run_case(const std::string& scalar, const std::string& expression, long log2
   row.first_call_s = now_seconds() - t0;
   row.compiled = egpu::runtime::runtime_kernel_stats().compiled > compiled_before;
 
-  const auto seconds = gpu::time_in_turn(stream, s.warmups, s.repeats, {run_copy, run_egpu, run_hand});
+  const auto seconds =
+      gpu::time_in_turn(stream, s.warmups, s.repeats, {run_copy, run_egpu, run_hand, run_cub, run_tensor});
   row.copy_s = median(seconds[0]);
   row.egpu_s = median(seconds[1]);
   row.hand_s = median(seconds[2]);
+  row.cub_s = median(seconds[3]);
+  row.tensor_s = median(seconds[4]);
   row.bytes = double(n) * (double(operands_read(expression)) * sizeof(T) + double(out_size));
 
   std::vector<double> enqueue;
@@ -155,6 +174,8 @@ Row run_case(const std::string& scalar, const std::string& expression, long log2
   }
   row.enqueue_us = 1e6 * median(enqueue);
 
+  run_hand();  // the hand-written kernel's result again (CUB and Tensor wrote the same buffer)
+  gpu::check(cudaStreamSynchronize(stream), "hand-written kernel");
   auto compare = [&](auto* zero) {
     using U = std::remove_pointer_t<decltype(zero)>;
     std::vector<U> x(n), y(n);
@@ -187,7 +208,8 @@ int run_elementwise(int argc, char** argv) {
   const RunInfo info = gather_run_info(0);
   std::printf("egpu-bench elementwise: device %s, commit %s, %s\n", info.device.c_str(), info.commit.c_str(),
               info.date.c_str());
-  std::printf("device-resident; events per call, copy / egpu / hand-written in turn, median of %d after %d warm-up(s)\n",
+  std::printf("device-resident; events per call, copy / egpu / hand-written / CUB / Eigen Tensor in turn, median of %d "
+              "after %d warm-up(s)\n",
               s.repeats, s.warmups);
   if (!egpu::has_device()) {
     std::printf("NO USABLE GPU: egpu-bench elementwise measures device-resident expressions; SKIPPED\n");
@@ -197,10 +219,11 @@ int run_elementwise(int argc, char** argv) {
   const std::unique_ptr<Csv> csv =
       open_csv(csv_choice, "elementwise", info,
                {"date", "device", "commit", "scalar", "expression", "elements", "egpu_seconds", "hand_seconds",
-                "copy_seconds", "bytes", "egpu_gbps", "copy_gbps", "egpu_of_copy", "egpu_of_hand", "first_call_seconds",
-                "compiled", "enqueue_us", "max_diff", "repeats"});
-  Table table({"scalar", "expression", "elements", "egpu ms", "hand ms", "egpu GB/s", "copy GB/s", "egpu/copy",
-               "egpu/hand", "first call ms", "enqueue us", "max diff"});
+                "cub_seconds", "tensor_seconds", "copy_seconds", "bytes", "egpu_gbps", "copy_gbps", "egpu_of_copy",
+                "egpu_of_hand", "cub_of_copy", "tensor_of_copy", "first_call_seconds", "compiled", "enqueue_us",
+                "max_diff", "repeats"});
+  Table table({"scalar", "expression", "elements", "egpu ms", "egpu GB/s", "copy GB/s", "egpu/copy", "CUB/copy",
+               "Tensor/copy", "egpu/hand", "first call ms", "enqueue us", "max diff"});
   for (const std::string& scalar : s.scalars)
     for (long log2_n : s.log2_sizes)
       for (const std::string& expression : s.expressions) {
@@ -210,15 +233,19 @@ int run_elementwise(int argc, char** argv) {
         const double elem = scalar == "f32" ? 4 : 8;
         const double copy_gbps = 2.0 * double(std::size_t(1) << log2_n) * elem / r.copy_s;
         const std::string first = format("%.1f%s", 1e3 * r.first_call_s, r.compiled ? " (compiled)" : "");
+        const double cub_of_copy = r.bytes / r.cub_s / copy_gbps, tensor_of_copy = r.bytes / r.tensor_s / copy_gbps;
         table.add({r.scalar, r.expression, format("2^%ld", r.log2_n), format("%.3f", 1e3 * r.egpu_s),
-                   format("%.3f", 1e3 * r.hand_s), format("%.0f", egpu_rate / 1e9), format("%.0f", copy_gbps / 1e9),
-                   format("%.3f", egpu_rate / copy_gbps), format("%.3f", r.hand_s / r.egpu_s), first,
-                   format("%.1f", r.enqueue_us), format("%.1e", r.max_diff)});
+                   format("%.0f", egpu_rate / 1e9), format("%.0f", copy_gbps / 1e9),
+                   format("%.3f", egpu_rate / copy_gbps), format("%.3f", cub_of_copy), format("%.3f", tensor_of_copy),
+                   format("%.3f", r.hand_s / r.egpu_s), first, format("%.1f", r.enqueue_us),
+                   format("%.1e", r.max_diff)});
         if (csv)
           csv->add({info.date, info.device, info.commit, r.scalar, r.expression, format("%ld", 1L << r.log2_n),
-                    format("%.6g", r.egpu_s), format("%.6g", r.hand_s), format("%.6g", r.copy_s),
-                    format("%.0f", r.bytes), format("%.1f", egpu_rate / 1e9), format("%.1f", copy_gbps / 1e9),
+                    format("%.6g", r.egpu_s), format("%.6g", r.hand_s), format("%.6g", r.cub_s),
+                    format("%.6g", r.tensor_s), format("%.6g", r.copy_s), format("%.0f", r.bytes),
+                    format("%.1f", egpu_rate / 1e9), format("%.1f", copy_gbps / 1e9),
                     format("%.4f", egpu_rate / copy_gbps), format("%.4f", r.hand_s / r.egpu_s),
+                    format("%.4f", cub_of_copy), format("%.4f", tensor_of_copy),
                     format("%.4f", r.first_call_s), r.compiled ? "1" : "0", format("%.2f", r.enqueue_us),
                     format("%.2e", r.max_diff), std::to_string(s.repeats)});
         std::fflush(stdout);

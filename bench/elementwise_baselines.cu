@@ -1,5 +1,7 @@
 #include "elementwise_baselines.hpp"
 
+#include <cub/device/device_transform.cuh>
+
 #include <stdexcept>
 
 namespace egpu_bench::gpu {
@@ -72,6 +74,38 @@ void hand_written_cast(const T* a, U* out, std::size_t n, cudaStream_t stream) {
 }
 
 template <class T>
+void cub_transform(const std::string& expression, const T* a, const T* b, const T* c, T* out, std::size_t n,
+                   cudaStream_t stream) {
+  using cuda::std::make_tuple;
+  const auto count = static_cast<std::int64_t>(n);
+  cudaError_t status = cudaSuccess;
+  if (expression == "a*b+c")
+    status = cub::DeviceTransform::Transform(make_tuple(a, b, c), out, count,
+                                             [] __device__(T x, T y, T z) { return x * y + z; }, stream);
+  else if (expression == "a*b+exp(a)")
+    status = cub::DeviceTransform::Transform(make_tuple(a, b), out, count,
+                                             [] __device__(T x, T y) { return x * y + exp(x); }, stream);
+  else if (expression == "select")
+    status = cub::DeviceTransform::Transform(a, out, count, [] __device__(T x) { return x > T(0) ? x : T(0.1) * x; },
+                                             stream);
+  else if (expression == "tanh(a)*sin(b)+pow(a,2.5)")
+    status = cub::DeviceTransform::Transform(
+        make_tuple(a, b), out, count, [] __device__(T x, T y) { return tanh(x) * sin(y) + pow(x, T(2.5)); }, stream);
+  else
+    throw std::invalid_argument("no CUB transform for " + expression);
+  if (status != cudaSuccess) throw std::runtime_error(std::string("cub::DeviceTransform: ") + cudaGetErrorString(status));
+  launched("cub::DeviceTransform");
+}
+
+template <class T, class U>
+void cub_transform_cast(const T* a, U* out, std::size_t n, cudaStream_t stream) {
+  const cudaError_t status = cub::DeviceTransform::Transform(a, out, static_cast<std::int64_t>(n),
+                                                             [] __device__(T x) { return static_cast<U>(x); }, stream);
+  if (status != cudaSuccess) throw std::runtime_error(std::string("cub::DeviceTransform: ") + cudaGetErrorString(status));
+  launched("cub::DeviceTransform (cast)");
+}
+
+template <class T>
 void fill_uniform(T* p, std::size_t n, unsigned long long seed, cudaStream_t stream) {
   fill_kernel<<<grid_for(n), kThreads, 0, stream>>>(p, n, seed);
   launched("fill");
@@ -83,6 +117,12 @@ template void hand_written<double>(const std::string&, const double*, const doub
                                    std::size_t, cudaStream_t);
 template void hand_written_cast<double, float>(const double*, float*, std::size_t, cudaStream_t);
 template void hand_written_cast<float, double>(const float*, double*, std::size_t, cudaStream_t);
+template void cub_transform<float>(const std::string&, const float*, const float*, const float*, float*, std::size_t,
+                                   cudaStream_t);
+template void cub_transform<double>(const std::string&, const double*, const double*, const double*, double*,
+                                    std::size_t, cudaStream_t);
+template void cub_transform_cast<double, float>(const double*, float*, std::size_t, cudaStream_t);
+template void cub_transform_cast<float, double>(const float*, double*, std::size_t, cudaStream_t);
 template void fill_uniform<float>(float*, std::size_t, unsigned long long, cudaStream_t);
 template void fill_uniform<double>(double*, std::size_t, unsigned long long, cudaStream_t);
 

@@ -1,12 +1,15 @@
 // Hand-written CUDA kernels of egpu-bench elementwise's expressions (what a
-// careful user would write with nvcc, one grid-stride loop each) and a
-// device-side fill of random data. Host-callable; the kernels live in
+// careful user would write with nvcc, one grid-stride loop each), the same
+// expressions through CUB's DeviceTransform (the CUDA Toolkit's own
+// coefficient-wise primitive: vectorised or bulk-copied loads, tuned per
+// architecture) and a device-side fill of random data. Host-callable; the kernels live in
 // elementwise_baselines.cu.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace egpu_bench::gpu {
@@ -20,6 +23,13 @@ void hand_written(const std::string& expression, const T* a, const T* b, const T
 // out = a cast to U.
 template <class T, class U>
 void hand_written_cast(const T* a, U* out, std::size_t n, cudaStream_t stream);
+
+// The same through cub::DeviceTransform::Transform.
+template <class T>
+void cub_transform(const std::string& expression, const T* a, const T* b, const T* c, T* out, std::size_t n,
+                   cudaStream_t stream);
+template <class T, class U>
+void cub_transform_cast(const T* a, U* out, std::size_t n, cudaStream_t stream);
 
 // n values uniform in [-1, 1) from `seed`, on the device.
 template <class T>

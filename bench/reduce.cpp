@@ -106,6 +106,7 @@
 #include "gpu_util.hpp"
 #include "host_data.hpp"
 #include "reduce_baselines.hpp"
+#include "tensor_baseline.hpp"
 #include "runtime/context.hpp"
 #include "runtime/runtime_kernels.hpp"
 #include "subcommands.hpp"

@@ -7,8 +7,8 @@
 //   - a hand-written two-pass kernel (reduce_baselines.cu) for sums across
 //     the contiguous direction (the column sums of row-major data, the row
 //     sums of column-major data), which CUB has no single call for;
-//   - Eigen's Tensor module on Eigen::GpuDevice (reduce_tensor_baseline.cu):
-//     the Eigen-native way to reduce device memory.
+//   - Eigen's Tensor module on Eigen::GpuDevice (tensor_baseline.hpp): the
+//     Eigen-native way to reduce device memory.
 // Every function queues its work on the stream it is given and returns; the
 // results land in device memory. Scalars: float and double.
 #pragma once
@@ -17,7 +17,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 namespace egpu_bench::gpu {
 
@@ -53,30 +52,5 @@ std::size_t hand_strided_sum_temp_bytes(std::int64_t width, std::int64_t length)
 template <class T>
 void hand_strided_sum(const T* in, std::int64_t width, std::int64_t length, T* out, void* temp,
                       std::size_t temp_bytes, cudaStream_t stream);
-
-// Eigen's Tensor module on an Eigen::GpuDevice bound to one stream (its
-// scratch memory is allocated by the first call that needs it and kept
-// until the object goes; create it outside any timing).
-class EigenTensor {
- public:
-  explicit EigenTensor(cudaStream_t stream);
-  ~EigenTensor();
-  EigenTensor(const EigenTensor&) = delete;
-  EigenTensor& operator=(const EigenTensor&) = delete;
-
-  // out[0] = A.sum(), A.square().sum(), A.maximum() or (A * B).sum() of
-  // TensorMaps of n values.
-  template <class T>
-  void full(FullOp op, const T* a, const T* b, std::size_t n, T* out);
-
-  // The sums of each column (each_column) or each row of the rows x cols
-  // TensorMap of `a` in either layout: A.sum(array<int, 1>{0}) or {1}.
-  template <class T>
-  void partial_sum(const T* a, std::int64_t rows, std::int64_t cols, bool row_major, bool each_column, T* out);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> m;
-};
 
 }  // namespace egpu_bench::gpu

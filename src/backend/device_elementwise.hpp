@@ -30,7 +30,6 @@ class ElementwiseLauncher {
  private:
   runtime::Context& m_ctx;
   detail::ScalarKind m_out_scalar;
-  int m_sms = 0;
   bool m_have_kernel = false;
   kernels::EwKernelShape m_shape;
   cudaKernel_t m_kernel = nullptr;

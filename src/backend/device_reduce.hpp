@@ -40,8 +40,12 @@ class DeviceReduction {
   // leaves, piece.rows x piece.cols) into accumulators [first, first +
   // reduced values of the piece). `fresh`: these accumulators hold nothing
   // yet. Pieces folded into the same accumulators must be queued in the same
-  // order every time, on one stream.
-  void fold(const detail::ElementwiseProgram& piece, std::int64_t first, bool fresh, cudaStream_t stream);
+  // order every time, on one stream. `finished_into`: this is the last piece
+  // of its values, whose finished results the fold also writes there (at
+  // first + k, device memory of the result type), so that they need no
+  // finish().
+  void fold(const detail::ElementwiseProgram& piece, std::int64_t first, bool fresh, cudaStream_t stream,
+            void* finished_into = nullptr);
 
   // Queues the results of all accumulators into `out` (device memory,
   // `count` values of the result type).

@@ -148,3 +148,26 @@ BOOST_AUTO_TEST_CASE(reductions_the_values_do_not_allow_are_errors) {
                                  reduction(ed::ReduceOp::count, ed::ReduceAxis::all, ed::ReduceFinish::divide)),
                     egpu::error);
 }
+
+// The first pass reads packs of 16 bytes of the widest leaf where every leaf
+// is linear, and only there; the choice depends on the layout, not on where
+// the data lies (the kernel checks alignment as it reads).
+BOOST_AUTO_TEST_CASE(packs_where_every_leaf_is_linear) {
+  Eigen::ArrayXXf f = Eigen::ArrayXXf::Random(6, 5);
+  Eigen::ArrayXXd d = Eigen::ArrayXXd::Random(6, 5);
+  Eigen::ArrayXXcd z = Eigen::ArrayXXcd::Random(6, 5);
+  const ek::EwKernelShape floats = ek::reading_shape(program_of(f * f));
+  BOOST_TEST(floats.packed);
+  BOOST_TEST(floats.pack == 4);
+  const ek::EwKernelShape mixed = ek::reading_shape(program_of(f.cast<double>() + d));
+  BOOST_TEST(mixed.packed);
+  BOOST_TEST(mixed.pack == 2);
+  const ek::EwKernelShape offset = ek::reading_shape(program_of(Eigen::Map<Eigen::ArrayXXf>(f.data() + 1, 5, 5)));
+  BOOST_TEST(offset.packed);  // the same kernel as at an aligned address
+  BOOST_TEST(!ek::reading_shape(program_of(f.block(1, 1, 4, 3) * f.block(0, 0, 4, 3))).packed);
+  BOOST_TEST(!ek::reading_shape(program_of(d.colwise() + d.col(0))).packed);
+  BOOST_TEST(!ek::reading_shape(program_of(z * z)).packed);  // 16-byte values are a pack already
+  const std::string source = ek::reduction_kernel_source(program_of(f * f), reduction(ed::ReduceOp::sum, ed::ReduceAxis::all),
+                                                         floats);
+  BOOST_TEST(source.find("rd::inner_packed<") != std::string::npos);
+}

@@ -37,6 +37,7 @@
 // EGPU_TEST_SCALE shrinks shapes and counts. Skipped without a usable GPU.
 #define BOOST_TEST_MODULE reduce
 #include <boost/test/unit_test.hpp>
+#include <cuda_runtime.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,9 +52,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/device_reduce.hpp"
+#include "egpu/adapter/elementwise_parts.hpp"
 #include "egpu/detail/reduction.hpp"
 #include "egpu/detail/testing.hpp"
 #include "egpu/egpu.hpp"
+#include "runtime/context.hpp"
 #include "support/elementwise_forms.hpp"
 #include "support/elementwise_reference.hpp"
 #include "support/random_programs.hpp"
@@ -695,6 +699,62 @@ BOOST_AUTO_TEST_CASE(the_same_bits_every_run) {
     BOOST_TEST((runs[1] == runs[0]), "the second run differs from the first");
     BOOST_TEST((runs[2] == runs[0]), "the third run differs from the first");
   }
+}
+
+// Device memory read at every alignment: the first pass reads whole packs
+// of 16 bytes where a stretch is aligned for them and value by value where
+// it is not, adding in the same order, so the same values one to three
+// elements further along give the same bits (sums of all values, of each
+// column and of each row; 1001 rows, so every other column starts off a
+// pack even at offset 0).
+BOOST_AUTO_TEST_CASE(the_same_bits_at_every_alignment) {
+  for_each_scalar([&](auto zero) {
+    using S = decltype(zero);
+    const Index rows = 1001, cols = scaled_dim(203, 1) | 1;
+    const Operand<S> a = make_operand<S>(rows, cols, Layout::column_major, Fill::random);
+    const std::size_t n = std::size_t(rows * cols);
+    S* device = nullptr;
+    S* results = nullptr;
+    BOOST_REQUIRE(cudaMalloc(reinterpret_cast<void**>(&device), (n + 3) * sizeof(S)) == cudaSuccess);
+    BOOST_REQUIRE(cudaMalloc(reinterpret_cast<void**>(&results), std::size_t(rows + cols) * sizeof(S)) == cudaSuccess);
+    egpu::runtime::Context& ctx = egpu::runtime::thread_context();
+    const View<S> v = a.view();
+    auto sample = [&](std::int64_t i, std::int64_t j) { return exact_sample(v(i, j)); };
+    const std::string base = std::string("device memory, ") + scalar_name<S>() + " " + shape_text(rows, cols);
+    ReductionOutcome o;
+    std::vector<std::vector<S>> first;
+    for (Index offset = 0; offset < 4; ++offset) {
+      BOOST_REQUIRE(cudaMemcpy(device + offset, a.storage.data(), n * sizeof(S), cudaMemcpyHostToDevice) == cudaSuccess);
+      // A copy from pageable memory may return before it lands, and the
+      // library's stream does not wait for the legacy one.
+      BOOST_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+      std::vector<std::shared_ptr<void>> keep;
+      const ed::ElementwiseProgram program =
+          ed::describe_elementwise(Eigen::Map<const Eigen::Array<S, Dynamic, Dynamic>>(device + offset, rows, cols), keep);
+      int turn = 0;
+      for (const ReduceAxis axis : {ReduceAxis::all, ReduceAxis::each_column, ReduceAxis::each_row}) {
+        const ed::Reduction r = reduction(ReduceOp::sum, axis);
+        const std::int64_t count = ed::reduced_count(program, r);
+        std::vector<S> got(static_cast<std::size_t>(count));
+        egpu::backend::device_reduce(program, r, results, ctx, ctx.stream(0));
+        BOOST_REQUIRE(cudaStreamSynchronize(ctx.stream(0)) == cudaSuccess);
+        BOOST_REQUIRE(cudaMemcpy(got.data(), results, got.size() * sizeof(S), cudaMemcpyDeviceToHost) == cudaSuccess);
+        const char* axis_text = axis == ReduceAxis::all ? "sum()" : axis == ReduceAxis::each_column ? "colwise().sum()"
+                                                                                                 : "rowwise().sum()";
+        const std::string what = base + " " + axis_text + " at offset " + std::to_string(offset);
+        if (offset == 0) {
+          judge_all(expected_reduction(rows, cols, r, is_complex_v<S>, sample), r, got.data(), what, o);
+          first.push_back(got);
+        } else {
+          BOOST_TEST(same_bits(got, first[static_cast<std::size_t>(turn)]), what << ": other bits than at offset 0");
+        }
+        ++turn;
+      }
+    }
+    cudaFree(device);
+    cudaFree(results);
+    report(o, base);
+  });
 }
 
 // Out of core (a device memory limit of a quarter of the operand, at least

@@ -74,8 +74,37 @@ class KernelWriter {
         << "    (void)n; (void)i; (void)j;\n";
     body("    ", false, false);
     m_s << "    return v" << m_p.code.size() - 1 << ";\n"
-        << "  }\n"
-        << "};\n";
+        << "  }\n";
+    if (m_shape.packed) {
+      // Every leaf linear: the values at n0 .. n0 + pack - 1, each leaf read
+      // as one pack when aligned(p, n0), else element by element (the same
+      // values either way).
+      const int P = m_shape.pack;
+      m_s << "  static const int pack = " << P << ";\n"
+          << "  static __device__ __forceinline__ bool aligned(const egpu_ew_params& p, long long n0) {\n"
+          << "    return true";
+      for (std::size_t k = 0; k < m_p.leaves.size(); ++k)
+        m_s << " && ((unsigned long long)p.leaf[" << k << "].data + n0 * sizeof(" << leaf_type(k) << ")) % (" << P
+            << " * sizeof(" << leaf_type(k) << ")) == 0";
+      m_s << ";\n"
+          << "  }\n"
+          << "  static __device__ __forceinline__ void at_pack(const egpu_ew_params& p, long long n0, " << type
+          << " (&out)[" << P << "]) {\n"
+          << "    const int u = 0;\n";
+      for (std::size_t k = 0; k < m_p.leaves.size(); ++k)
+        m_s << "    ew::pack<" << leaf_type(k) << ", " << P << "> L" << k << "[1];\n"
+            << "    L" << k << "[0] = ew::load_pack_at<" << leaf_type(k) << ", " << P << ">(p.leaf[" << k
+            << "].data, n0);\n";
+      m_s << "#pragma unroll\n"
+          << "    for (int e = 0; e < " << P << "; ++e) {\n"
+          << "      const long long n = n0 + e;\n"
+          << "      (void)n;\n";
+      body("      ", true, false);
+      m_s << "      out[e] = v" << m_p.code.size() - 1 << ";\n"
+          << "    }\n"
+          << "  }\n";
+    }
+    m_s << "};\n";
     return m_s.str();
   }
 
@@ -87,8 +116,9 @@ class KernelWriter {
         << "  const long long step = (long long)gridDim.x * blockDim.x;\n";
     const int P = m_shape.pack, U = m_shape.unroll;
     if (m_shape.packed) {
-      // Each block takes tiles of U x blockDim packs of P elements, tile
-      // after tile across the grid; within a tile the U packs of a thread are
+      // Each block takes a tile of U x blockDim packs of P elements (the
+      // launcher gives every tile its own block; past its grid limit, tile
+      // after tile across the grid); within a tile the U packs of a thread are
       // blockDim apart, so each load instruction of a warp reads contiguous
       // memory and a block's round reads one contiguous stretch. All of a
       // round's loads are issued before its arithmetic.
@@ -228,9 +258,10 @@ EwKernelShape choose_kernel_shape(const ElementwiseProgram& program, const Matri
     if (shape.leaves.back().access == EwAccess::linear) widest = std::max(widest, detail::scalar_size(leaf.scalar));
   }
   // One pack is 16 bytes of the widest linear operand; every linear operand
-  // and the destination must start on a whole pack. Rounds of 8 packs per
-  // thread with one linear operand, 4 with two, 2 with more (registers) keep
-  // enough bytes in flight for the memory's bandwidth.
+  // and the destination must start on a whole pack. Rounds of 4 packs per
+  // thread with one linear operand, 2 with two, 1 with more keep enough
+  // bytes in flight for the memory's bandwidth with a block per round (the
+  // launcher's grid); on an H100, twice as many read no faster.
   shape.pack = static_cast<int>(16 / widest);
   bool packable = shape.out.access == EwAccess::linear && !shape.out.split_complex &&
                   aligned(out.data, shape.pack * detail::scalar_size(out_scalar));
@@ -242,7 +273,7 @@ EwKernelShape choose_kernel_shape(const ElementwiseProgram& program, const Matri
                  aligned(program.leaves[k].m.data, shape.pack * detail::scalar_size(program.leaves[k].scalar));
     }
   shape.packed = packable;
-  shape.unroll = linear <= 1 ? 8 : linear == 2 ? 4 : 2;
+  shape.unroll = linear <= 1 ? 4 : linear == 2 ? 2 : 1;
   return shape;
 }
 
@@ -253,7 +284,19 @@ bool reads_by_index(const EwKernelShape& shape) {
 EwKernelShape reading_shape(const ElementwiseProgram& program) {
   check_limits(program);
   EwKernelShape shape;
-  for (const auto& leaf : program.leaves) shape.leaves.push_back(operand_shape(program.rows, program.cols, leaf.m, leaf.scalar));
+  std::int64_t widest = 0;
+  bool all_linear = !program.leaves.empty();
+  for (const auto& leaf : program.leaves) {
+    shape.leaves.push_back(operand_shape(program.rows, program.cols, leaf.m, leaf.scalar));
+    all_linear = all_linear && shape.leaves.back().access == EwAccess::linear && !shape.leaves.back().split_complex;
+    widest = std::max(widest, detail::scalar_size(leaf.scalar));
+  }
+  // Packs of 16 bytes of the widest leaf where every leaf is linear: a
+  // reduction then reads its contiguous stretches a pack at a time. This
+  // depends on the layout alone, never on alignment (the kernel checks that
+  // as it reads), so the order of the additions does not either.
+  shape.packed = all_linear && widest > 0 && widest < 16;
+  shape.pack = shape.packed ? static_cast<int>(16 / widest) : 1;
   return shape;
 }
 

@@ -64,7 +64,8 @@ EwKernelShape choose_kernel_shape(const detail::ElementwiseProgram& program, con
 void check_limits(const detail::ElementwiseProgram& program);
 
 // How a kernel that only reads the program (a reduction) reaches each leaf:
-// the leaves' shapes, no destination, no packs.
+// the leaves' shapes, no destination; packs of 16 bytes of the widest leaf
+// when every leaf is linear.
 EwKernelShape reading_shape(const detail::ElementwiseProgram& program);
 
 // Whether some leaf is read by (i, j) rather than by n alone.
@@ -73,7 +74,10 @@ bool reads_by_index(const EwKernelShape& shape);
 // A struct `name` with `type`, the program's value type, and
 // `static type at(const egpu_ew_params& p, long long n, long long i, long long j)`,
 // the program's value at element n = i + j * rows: the expression a
-// reduction's kernels evaluate. Compiled after elementwise_prelude().
+// reduction's kernels evaluate. When `shape` is packed, also `pack`,
+// `aligned(p, n0)` (every leaf's pack at n0 starts on a whole pack) and
+// `at_pack(p, n0, out)`, the values at n0 .. n0 + pack - 1. Compiled after
+// elementwise_prelude().
 std::string value_source(const detail::ElementwiseProgram& program, const EwKernelShape& shape, const char* name);
 
 // A short key that determines a kernel's source for `program` in `shape`

@@ -190,38 +190,65 @@ template <class T> __device__ __forceinline__ cx<T> sqrt_signed(cx<T> z) {
   if (x >= T(0)) return mk(w, w == T(0) ? y : y / (2 * w));
   return mk(fabs(y) / (2 * w), copysign(w, y));
 }
-// The inverse trigonometric functions by their logarithmic forms:
-// asin z = -i log(iz + sqrt(1 - z^2)), acos z = pi/2 - asin z,
-// atan z = (i/2) (log(1 - iz) - log(1 + iz)); on the cuts the sign of a zero
-// imaginary part picks the side, as in C. On the real axis (inside the
-// functions' real domain) and on the imaginary axis they are the real
-// functions, with C's signed zeros: the general forms would leave a rounding
-// residue there whose sign a later function on a cut would turn into a sign
-// of the result.
-// 1 - z^2 as (1 - x)(1 + x) + y^2 - 2ixy: near z = +-1, where asin and acos
-// are most sensitive, 1 - x is exact and nothing cancels (1 - (x^2 - y^2)
-// would lose the digits that matter there).
+// The inverse trigonometric functions. asin and acos by Kahan's formulas
+// ("Branch cuts for complex elementary functions", 1987), from s = sqrt(1 - z)
+// and t = sqrt(1 + z):
+//   asin z = atan2(x, Re(s t)) + i asinh(Im(conj(s) t)),
+//   acos z = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s)).
+// Nothing in them cancels: the logarithmic form asin z = -i log(iz +
+// sqrt(1 - z^2)) adds two nearly opposite values in half the plane (the
+// upper half, and the real axis beyond 1) and there loses every digit for
+// large |z|, and acos z = pi/2 - asin z loses the real part near z = 1. The
+// logarithmic forms stay for non-finite arguments (C's special values). On
+// the cuts the sign of a zero imaginary part picks the side, as in C (1 - z
+// keeps it, negated). On the real axis (inside the functions' real domain)
+// and on the imaginary axis they are the real functions, with C's signed
+// zeros: the general forms would leave a rounding residue there whose sign a
+// later function on a cut would turn into a sign of the result.
 template <class T> __device__ __forceinline__ cx<T> one_minus_square(cx<T> z) {
   return mk((T(1) - z.re) * (T(1) + z.re) + z.im * z.im, T(-2) * z.re * z.im);
 }
 template <class T> __device__ __forceinline__ cx<T> asin(cx<T> z) {
   if (z.im == T(0) && fabs(z.re) <= T(1)) return mk(::asin(z.re), z.im);
   if (z.re == T(0)) return mk(z.re, ::asinh(z.im));
-  const cx<T> iz = mk(-z.im, z.re);
-  const cx<T> l = log(add(iz, sqrt_signed(one_minus_square(z))));
-  return mk(l.im, -l.re);
+  if (!isfinite(z.re) || !isfinite(z.im)) {
+    const cx<T> iz = mk(-z.im, z.re);
+    const cx<T> l = log(add(iz, sqrt_signed(one_minus_square(z))));
+    return mk(l.im, -l.re);
+  }
+  const cx<T> s = sqrt_signed(mk(T(1) - z.re, -z.im)), t = sqrt_signed(mk(T(1) + z.re, z.im));
+  return mk(::atan2(z.re, s.re * t.re - s.im * t.im), ::asinh(s.re * t.im - s.im * t.re));
 }
 template <class T> __device__ __forceinline__ cx<T> acos(cx<T> z) {
   if (z.im == T(0) && fabs(z.re) <= T(1)) return mk(::acos(z.re), -z.im);
-  const cx<T> a = asin(z);
-  return mk(T(1.57079632679489661923) - a.re, -a.im);
+  if (!isfinite(z.re) || !isfinite(z.im)) {
+    const cx<T> a = asin(z);
+    return mk(T(1.57079632679489661923) - a.re, -a.im);
+  }
+  const cx<T> s = sqrt_signed(mk(T(1) - z.re, -z.im)), t = sqrt_signed(mk(T(1) + z.re, z.im));
+  return mk(T(2) * ::atan2(s.re, t.re), ::asinh(t.re * s.im - t.im * s.re));
 }
+// atan z = -i atanh(iz), and atanh w (w = a + ib) by its parts:
+//   Re = log(((1 + a)^2 + b^2) / ((1 - a)^2 + b^2)) / 4, through log1p(4a /
+//   ((1 - a)^2 + b^2)) where that argument is small (near w = 0, where the
+//   ratio is near 1), and Im = atan2(2b, (1 - a)(1 + a) - b^2) / 2:
+// accurate near 0 and near the branch points +-i, where the logarithmic form
+// (i/2) (log(1 - iz) - log(1 + iz)) subtracts nearly equal logarithms (0.9 %
+// off in float at |z| = 3e-6).
 template <class T> __device__ __forceinline__ cx<T> atan(cx<T> z) {
   if (z.im == T(0)) return mk(::atan(z.re), z.im);
   if (z.re == T(0) && fabs(z.im) < T(1)) return mk(z.re, ::atanh(z.im));
-  const cx<T> iz = mk(-z.im, z.re);
-  const cx<T> d = sub(log(sub(T(1), iz)), log(add(T(1), iz)));
-  return mk(-d.im / T(2), d.re / T(2));
+  if (!isfinite(z.re) || !isfinite(z.im)) {
+    const cx<T> iz = mk(-z.im, z.re);
+    const cx<T> d = sub(log(sub(T(1), iz)), log(add(T(1), iz)));
+    return mk(-d.im / T(2), d.re / T(2));
+  }
+  const T a = -z.im, b = z.re;
+  const T below = (T(1) - a) * (T(1) - a) + b * b;
+  const T v = T(4) * a / below;
+  const T re = fabs(v) < T(0.5) ? ::log1p(v) / T(4) : ::log(((T(1) + a) * (T(1) + a) + b * b) / below) / T(4);
+  const T im = ::atan2(T(2) * b, (T(1) - a) * (T(1) + a) - b * b) / T(2);
+  return mk(im, -re);
 }
 template <class T> __device__ __forceinline__ cx<T> log10(cx<T> z) {
   const cx<T> l = log(z);
@@ -310,6 +337,11 @@ template <class T, int V> struct __align__(sizeof(T) * V) pack {
 // 6 % of the bandwidth here (bench/RESULTS.md).
 template <class T, int V> __device__ __forceinline__ pack<T, V> load_pack(const void* p, long long k) {
   return static_cast<const pack<T, V>*>(p)[k / V];
+}
+// The V elements from element k on, whose address the caller found aligned
+// to the pack (k need not be a multiple of V).
+template <class T, int V> __device__ __forceinline__ pack<T, V> load_pack_at(const void* p, long long k) {
+  return *reinterpret_cast<const pack<T, V>*>(static_cast<const T*>(p) + k);
 }
 template <class T, int V> __device__ __forceinline__ void store_pack(void* p, long long k, const pack<T, V>& v) {
   static_cast<pack<T, V>*>(p)[k / V] = v;

@@ -123,9 +123,26 @@ __device__ __forceinline__ typename Value::type at(const egpu_ew_params& p, long
   return Value::at(p, n, i, j);
 }
 
-// Loads a thread issues before combining them. Four: on an H100, eight or
-// sixteen floats per thread read more slowly (the first pass reached 0.92
-// and 0.82 of the copy rate against 0.95 and 0.90 with four).
+// Programmatic dependent launch (compute capability 9.0 on): the fold and
+// the finish are launched while the kernel before them runs; they wait here
+// until it has finished and its writes are visible. A first pass lets them
+// be launched as soon as its last blocks have started.
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void let_next_kernel_launch() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Loads a thread issues before combining them, in both first passes. On an
+// H100 (egpu-bench reduce, 2^28 values and 16384^2 matrices), 8 or 16 per
+// thread read no faster in the inner pass and more slowly in the outer one
+// (f32 column sums of row-major data: 0.97 of the copy rate with 4, 0.93
+// with 8, 0.90 with 16).
 const int kInFlight = 4;
 
 // The reduced direction contiguous: a block per (value, stretch); its
@@ -134,6 +151,7 @@ template <class Acc, class Value, bool NeedsIJ>
 __device__ void inner(const egpu_ew_params& p, const egpu_rd_pass& r) {
   typedef typename Value::type V;
   const int U = kInFlight;
+  let_next_kernel_launch();
   Acc* partials = static_cast<Acc*>(r.partials);
   const long long blocks = r.values * r.segments;
   for (long long b = blockIdx.x; b < blocks; b += gridDim.x) {
@@ -151,16 +169,75 @@ __device__ void inner(const egpu_ew_params& p, const egpu_rd_pass& r) {
     }
     for (; n < end; n += kThreads) a.add(at<Value, NeedsIJ>(p, n, r.rows));
     a = block_combine(a);
-    if (threadIdx.x == 0) partials[b] = a;
+    if (threadIdx.x == 0) partials[k * r.value_step + s * r.segment_step] = a;
+  }
+}
+
+// The same when every leaf is linear (Value::pack values per read): thread
+// t takes the groups of pack neighbouring positions t, t + kThreads, ... of
+// its stretch (whose length the host makes a multiple of kThreads * pack),
+// U groups in flight, each leaf read as one pack where the stretch is
+// aligned for it and value by value where not (the same additions in the
+// same order either way); a last, shorter group goes to the thread whose
+// turn it is. A warp reads 512 bytes per load, as cub::DeviceReduce does.
+template <class Acc, class Value>
+__device__ void inner_packed(const egpu_ew_params& p, const egpu_rd_pass& r) {
+  typedef typename Value::type V;
+  const int U = kInFlight, G = Value::pack;
+  let_next_kernel_launch();
+  Acc* partials = static_cast<Acc*>(r.partials);
+  const long long blocks = r.values * r.segments;
+  for (long long b = blockIdx.x; b < blocks; b += gridDim.x) {
+    const long long k = b / r.segments, s = b - k * r.segments;
+    const long long lo = k * r.length + s * r.segment;
+    const long long hi = k * r.length + min(r.length, (s + 1) * r.segment);
+    const bool whole_packs = Value::aligned(p, lo);
+    const long long groups = (hi - lo) / G;
+    Acc a = Acc::identity();
+    long long q = threadIdx.x;
+    for (; q + (U - 1) * kThreads < groups; q += U * kThreads) {
+      V x[U][G];
+      if (whole_packs) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) Value::at_pack(p, lo + (q + u * kThreads) * G, x[u]);
+      } else {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int e = 0; e < G; ++e) x[u][e] = Value::at(p, lo + (q + u * kThreads) * G + e, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int e = 0; e < G; ++e) a.add(x[u][e]);
+    }
+    for (; q < groups; q += kThreads) {
+      V x[G];
+      if (whole_packs) {
+        Value::at_pack(p, lo + q * G, x);
+      } else {
+#pragma unroll
+        for (int e = 0; e < G; ++e) x[e] = Value::at(p, lo + q * G + e, 0, 0);
+      }
+#pragma unroll
+      for (int e = 0; e < G; ++e) a.add(x[e]);
+    }
+    if (q == groups)
+      for (long long n = lo + groups * G; n < hi; ++n) a.add(Value::at(p, n, 0, 0));
+    a = block_combine(a);
+    if (threadIdx.x == 0) partials[k * r.value_step + s * r.segment_step] = a;
   }
 }
 
 // The reduced direction strided: a thread per (value, stretch), neighbouring
-// threads on neighbouring values (contiguous loads), U loads in flight.
+// threads on neighbouring values (contiguous loads), U loads in flight;
+// neighbouring threads' partials side by side (segment_step = values), so
+// that the fold reads them as the pass wrote them, a warp at a time.
 template <class Acc, class Value, bool NeedsIJ>
 __device__ void outer(const egpu_ew_params& p, const egpu_rd_pass& r) {
   typedef typename Value::type V;
   const int U = kInFlight;
+  let_next_kernel_launch();
   Acc* partials = static_cast<Acc*>(r.partials);
   const long long per_stretch = (r.values + kThreads - 1) / kThreads;
   const long long blocks = per_stretch * r.segments;
@@ -179,39 +256,7 @@ __device__ void outer(const egpu_ew_params& p, const egpu_rd_pass& r) {
       for (int u = 0; u < U; ++u) a.add(x[u]);
     }
     for (; l < end; ++l) a.add(at<Value, NeedsIJ>(p, k + l * r.rows, r.rows));
-    partials[k * r.segments + s] = a;
-  }
-}
-
-// Few partials per value: a thread per value. Many: a block per value,
-// threads over every kThreads-th partial, then the block's tree.
-template <class Acc> __device__ void fold(const egpu_rd_fold& r) {
-  const Acc* partials = static_cast<const Acc*>(r.partials);
-  Acc* acc = static_cast<Acc*>(r.acc);
-  if (r.segments <= 32) {
-    for (long long k = (long long)blockIdx.x * kThreads + threadIdx.x; k < r.values;
-         k += (long long)gridDim.x * kThreads) {
-      Acc a = partials[k * r.segments];
-      for (long long s = 1; s < r.segments; ++s) a.merge(partials[k * r.segments + s]);
-      if (r.fresh) {
-        acc[r.first + k] = a;
-      } else {
-        acc[r.first + k].merge(a);
-      }
-    }
-    return;
-  }
-  for (long long k = blockIdx.x; k < r.values; k += gridDim.x) {
-    Acc a = Acc::identity();
-    for (long long s = threadIdx.x; s < r.segments; s += kThreads) a.merge(partials[k * r.segments + s]);
-    a = block_combine(a);
-    if (threadIdx.x == 0) {
-      if (r.fresh) {
-        acc[r.first + k] = a;
-      } else {
-        acc[r.first + k].merge(a);
-      }
-    }
+    partials[k * r.value_step + s * r.segment_step] = a;
   }
 }
 
@@ -222,7 +267,68 @@ template <class R> __device__ __forceinline__ R finished(R v, const egpu_rd_fini
 }
 __device__ __forceinline__ long long finished(long long v, const egpu_rd_finish&) { return v; }
 
+// acc[first + k] = a, or merged after what is there; the last fold also
+// writes the finished result.
+template <class Acc, class R> __device__ __forceinline__ void deposit(const egpu_rd_fold& r, long long k, Acc a) {
+  Acc* acc = static_cast<Acc*>(r.acc);
+  if (!r.fresh) {
+    Acc before = acc[r.first + k];
+    before.merge(a);
+    a = before;
+  }
+  acc[r.first + k] = a;
+  if (r.last.out != 0) static_cast<R*>(r.last.out)[r.first + k] = finished(a.result(), r.last);
+}
+
+// A thread per value (the host's choice for few partials per value, or
+// partials that neighbouring values keep side by side) or a block per
+// value (threads over every kThreads-th partial, then the block's tree).
+// Partials are read four at a time before they are merged in order: the
+// fold is on the critical path of every reduction, and its loads are what
+// it waits for.
+template <class Acc, class R> __device__ void fold(const egpu_rd_fold& r) {
+  wait_for_previous_kernel();
+  let_next_kernel_launch();
+  const Acc* partials = static_cast<const Acc*>(r.partials);
+  const long long step = r.segment_step;
+  const int U = 4;
+  if (r.per_thread) {
+    for (long long k = (long long)blockIdx.x * kThreads + threadIdx.x; k < r.values;
+         k += (long long)gridDim.x * kThreads) {
+      const Acc* q = partials + k * r.value_step;
+      Acc a = q[0];
+      long long s = 1;
+      for (; s + U <= r.segments; s += U) {
+        Acc x[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) x[u] = q[(s + u) * step];
+#pragma unroll
+        for (int u = 0; u < U; ++u) a.merge(x[u]);
+      }
+      for (; s < r.segments; ++s) a.merge(q[s * step]);
+      deposit<Acc, R>(r, k, a);
+    }
+    return;
+  }
+  for (long long k = blockIdx.x; k < r.values; k += gridDim.x) {
+    const Acc* q = partials + k * r.value_step;
+    Acc a = Acc::identity();
+    long long s = threadIdx.x;
+    for (; s + (U - 1) * kThreads < r.segments; s += U * kThreads) {
+      Acc x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) x[u] = q[(s + u * kThreads) * step];
+#pragma unroll
+      for (int u = 0; u < U; ++u) a.merge(x[u]);
+    }
+    for (; s < r.segments; s += kThreads) a.merge(q[s * step]);
+    a = block_combine(a);
+    if (threadIdx.x == 0) deposit<Acc, R>(r, k, a);
+  }
+}
+
 template <class Acc, class R> __device__ void finish(const egpu_rd_finish& r) {
+  wait_for_previous_kernel();
   const Acc* acc = static_cast<const Acc*>(r.acc);
   R* out = static_cast<R*>(r.out);
   for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < r.count;

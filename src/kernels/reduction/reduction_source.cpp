@@ -1,6 +1,7 @@
 #include "kernels/reduction/reduction_source.hpp"
 
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "egpu/error.hpp"
@@ -97,13 +98,19 @@ std::string reduction_kernel_source(const ElementwiseProgram& program, const det
   std::ostringstream s;
   s << value_source(program, shape, "egpu_value")
     << "typedef " << acc << " egpu_acc;\n";
-  for (const char* pass : {"inner", "outer"})
-    s << "extern \"C\" __global__ void __launch_bounds__(256) egpu_rd_" << pass
+  // The inner pass reads packs where the shape has them (the host cuts its
+  // stretches to match: DeviceReduction).
+  const std::string inner = shape.packed ? "rd::inner_packed<egpu_acc, egpu_value>"
+                                         : std::string("rd::inner<egpu_acc, egpu_value, ") + needs_ij + ">";
+  const std::string outer = std::string("rd::outer<egpu_acc, egpu_value, ") + needs_ij + ">";
+  for (const auto& [name, pass] : {std::pair<const char*, const std::string&>{kReduceInnerName, inner},
+                                   std::pair<const char*, const std::string&>{kReduceOuterName, outer}})
+    s << "extern \"C\" __global__ void __launch_bounds__(256) " << name
       << "(const egpu_ew_params p, const egpu_rd_pass r) {\n"
-      << "  rd::" << pass << "<egpu_acc, egpu_value, " << needs_ij << ">(p, r);\n"
+      << "  " << pass << "(p, r);\n"
       << "}\n";
   s << "extern \"C\" __global__ void __launch_bounds__(256) " << kReduceFoldName << "(const egpu_rd_fold r) {\n"
-    << "  rd::fold<egpu_acc>(r);\n"
+    << "  rd::fold<egpu_acc, " << result << " >(r);\n"
     << "}\n"
     << "extern \"C\" __global__ void __launch_bounds__(256) " << kReduceFinishName
     << "(const egpu_rd_finish r) {\n"

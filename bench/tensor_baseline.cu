@@ -1,13 +1,13 @@
-// Eigen's Tensor module on Eigen::GpuDevice for egpu-bench reduce (declared
-// in reduce_baselines.hpp): what an Eigen user who wants reductions of
-// device memory without egpu writes, TensorMaps of the device pointers and
-// `out.device(gpu) = expression`. Compiled by nvcc with EIGEN_USE_GPU and
+// Eigen's Tensor module on Eigen::GpuDevice (declared in tensor_baseline.hpp):
+// what an Eigen user who wants to compute on device memory without egpu
+// writes, TensorMaps of the device pointers and `out.device(gpu) =
+// expression`. Compiled by nvcc with EIGEN_USE_GPU and
 // --expt-relaxed-constexpr (Eigen's documented flag for CUDA: its constexpr
 // host functions, numeric_limits among them, are called from device code).
 #define EIGEN_USE_GPU
 #include <unsupported/Eigen/CXX11/Tensor>
 
-#include "reduce_baselines.hpp"
+#include "tensor_baseline.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -81,6 +81,41 @@ void EigenTensor::partial_sum(const T* a, std::int64_t rows, std::int64_t cols, 
   launched();
 }
 
+template <class T>
+void EigenTensor::elementwise(const std::string& expression, const T* a, const T* b, const T* c, T* out,
+                              std::size_t n) {
+  using Map = Eigen::TensorMap<Eigen::Tensor<const T, 1>>;
+  const auto size = static_cast<Eigen::Index>(n);
+  const Map A(a, size), B(b, size), C(c, size);
+  Eigen::TensorMap<Eigen::Tensor<T, 1>> O(out, size);
+  if (expression == "a*b+c")
+    O.device(m->device) = A * B + C;
+  else if (expression == "a*b+exp(a)")
+    O.device(m->device) = A * B + A.exp();
+  else if (expression == "select")
+    O.device(m->device) = (A > A.constant(T(0))).select(A, A * T(0.1));
+  else if (expression == "tanh(a)*sin(b)+pow(a,2.5)")
+    O.device(m->device) = A.tanh() * B.unaryExpr([] __device__(T y) { return sin(y); }) + A.pow(T(2.5));
+  else
+    throw std::invalid_argument("Eigen Tensor: no expression " + expression);
+  launched();
+}
+
+template <class T, class U>
+void EigenTensor::cast(const T* a, U* out, std::size_t n) {
+  const auto size = static_cast<Eigen::Index>(n);
+  const Eigen::TensorMap<Eigen::Tensor<const T, 1>> A(a, size);
+  Eigen::TensorMap<Eigen::Tensor<U, 1>> O(out, size);
+  O.device(m->device) = A.template cast<U>();
+  launched();
+}
+
+template void EigenTensor::elementwise<float>(const std::string&, const float*, const float*, const float*, float*,
+                                              std::size_t);
+template void EigenTensor::elementwise<double>(const std::string&, const double*, const double*, const double*,
+                                               double*, std::size_t);
+template void EigenTensor::cast<float, double>(const float*, double*, std::size_t);
+template void EigenTensor::cast<double, float>(const double*, float*, std::size_t);
 template void EigenTensor::full<float>(FullOp, const float*, const float*, std::size_t, float*);
 template void EigenTensor::full<double>(FullOp, const double*, const double*, std::size_t, double*);
 template void EigenTensor::partial_sum<float>(const float*, std::int64_t, std::int64_t, bool, bool, float*);
