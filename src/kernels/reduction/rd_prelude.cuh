@@ -283,16 +283,17 @@ template <class Acc, class R> __device__ __forceinline__ void deposit(const egpu
 // A thread per value (the host's choice for few partials per value, or
 // partials that neighbouring values keep side by side) or a block per
 // value (threads over every kThreads-th partial, then the block's tree).
-// Partials are read four at a time before they are merged in order: the
-// fold is on the critical path of every reduction, and its loads are what
-// it waits for.
+// Partials are read several at a time before they are merged in order
+// (eight by a thread that folds a value alone, four by each thread of a
+// block): the fold is on the critical path of every reduction, and its
+// loads are what it waits for.
 template <class Acc, class R> __device__ void fold(const egpu_rd_fold& r) {
   wait_for_previous_kernel();
   let_next_kernel_launch();
   const Acc* partials = static_cast<const Acc*>(r.partials);
   const long long step = r.segment_step;
-  const int U = 4;
   if (r.per_thread) {
+    const int U = 8;
     for (long long k = (long long)blockIdx.x * kThreads + threadIdx.x; k < r.values;
          k += (long long)gridDim.x * kThreads) {
       const Acc* q = partials + k * r.value_step;
@@ -310,6 +311,7 @@ template <class Acc, class R> __device__ void fold(const egpu_rd_fold& r) {
     }
     return;
   }
+  const int U = 4;
   for (long long k = blockIdx.x; k < r.values; k += gridDim.x) {
     const Acc* q = partials + k * r.value_step;
     Acc a = Acc::identity();
