@@ -9,6 +9,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <complex>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "egpu/adapter/elementwise_parts.hpp"
 #include "egpu/error.hpp"
 #include "kernels/elementwise/elementwise_source.hpp"
+#include "kernels/reduction/reduction_source.hpp"
 #include "runtime/nvrtc_compile.hpp"
 #include "kernels/elementwise/ew_params.h"
 #include "support/elementwise_forms.hpp"
@@ -188,4 +190,49 @@ BOOST_AUTO_TEST_CASE(random_programs_validate_and_compile) {
     ++compiled;
   }
   BOOST_TEST(compiled >= 10);
+}
+
+// A kernel used again is found by its signature before its source is
+// generated (runtime_kernels), so one signature must always mean one
+// source: random programs, coefficient-wise and as sums, with their
+// constants changed (the same kernel) and without.
+BOOST_AUTO_TEST_CASE(one_signature_one_source) {
+  std::map<std::string, std::string> sources;
+  int repeated = 0;
+  auto record = [&](const std::string& signature, const std::string& source, const std::string& what) {
+    const auto [at, added] = sources.emplace(signature, source);
+    if (!added) {
+      ++repeated;
+      BOOST_TEST((at->second == source), what << ": another source under the same signature");
+    }
+  };
+  for (int t = 0; t < scaled_count(400); ++t) {
+    const auto result = static_cast<ed::ValueKind>(uniform_index(0, 3));
+    RandomProgram r = random_program(uniform_index(1, 9), uniform_index(1, 9), result,
+                                     static_cast<int>(uniform_index(1, 4)));
+    if (r.program.leaves.size() > EGPU_EW_MAX_LEAVES || r.program.constants.size() > EGPU_EW_MAX_CONSTANTS) continue;
+    const std::string what = "random program " + std::to_string(t) + ":" + program_text(r.program);
+    const auto scalar = result == ed::ValueKind::f32   ? ed::ScalarKind::f32
+                        : result == ed::ValueKind::f64 ? ed::ScalarKind::f64
+                        : result == ed::ValueKind::c32 ? ed::ScalarKind::c32
+                                                       : ed::ScalarKind::c64;
+    ed::MatrixDesc o;
+    o.rows = r.program.rows;
+    o.cols = r.program.cols;
+    o.col_stride = o.rows;
+    std::vector<std::complex<double>> out(static_cast<std::size_t>(o.rows * o.cols));
+    o.data = out.data();
+    ed::Reduction sum;
+    for (int variant = 0; variant < 2; ++variant) {
+      if (variant == 1)
+        for (auto& c : r.program.constants) c = c * 3.0 + 1.0;
+      const ek::EwKernelShape shape = ek::choose_kernel_shape(r.program, o, scalar);
+      record(ek::kernel_signature(r.program, shape, static_cast<int>(scalar)),
+             ek::elementwise_kernel_source(r.program, scalar, shape), what);
+      const ek::EwKernelShape reading = ek::reading_shape(r.program);
+      record("sum" + ek::kernel_signature(r.program, reading, static_cast<int>(sum.op)),
+             ek::reduction_kernel_source(r.program, sum, reading), what + " (sum)");
+    }
+  }
+  BOOST_TEST(repeated >= scaled_count(400));  // every program's second variant at least
 }
