@@ -236,6 +236,15 @@ std::string short_device_name(const std::string& device) {
   return safe.empty() ? "unknown" : safe;
 }
 
+int openmp_threads(long wanted) {
+#ifdef _OPENMP
+  return wanted > 0 ? static_cast<int>(wanted) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+#else
+  (void)wanted;
+  return 1;
+#endif
+}
+
 RunInfo gather_run_info(int threads) {
   RunInfo info;
   const std::time_t t = std::time(nullptr);

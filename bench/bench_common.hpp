@@ -113,6 +113,11 @@ struct RunInfo {
   int cpu_threads = 1;       // Eigen's thread count for the CPU baseline
 };
 
+// The threads a hand-written OpenMP loop of a CPU baseline runs on: `wanted`,
+// all cores when wanted <= 0, and 1 when the bench is built without OpenMP
+// (its pragmas are then ignored).
+int openmp_threads(long wanted);
+
 // Sets Eigen's thread count (threads <= 0: all cores) and gathers the rest.
 RunInfo gather_run_info(int threads);
 

@@ -264,7 +264,7 @@ Settings parse(Args& args) {
   if (staging < 0 || staging > 1024) throw std::invalid_argument("--staging-threads must be 0..1024");
   if (s.device_memory_mib < 0 || s.device_memory_mib > (1L << 24))
     throw std::invalid_argument("--device-memory-mib must be 0..16777216");
-  s.threads = threads > 0 ? static_cast<int>(threads) : hardware_threads();
+  s.threads = openmp_threads(threads);
   s.options.streams = static_cast<int>(streams);
   s.options.staging_threads = static_cast<int>(staging);
   s.options.device_memory_limit = static_cast<std::size_t>(s.device_memory_mib) << 20;
@@ -288,9 +288,6 @@ int run_elementwise_host(int argc, char** argv) {
   args.finish();
 
   const RunInfo info = gather_run_info(s.threads);
-#ifndef _OPENMP
-  s.threads = 1;  // the pragma is ignored: the "parallel" baseline runs on one thread
-#endif
   std::printf("egpu-bench elementwise-host: device %s, commit %s, %s, CPU Eigen %d.%d.%d, OpenMP baseline on %d "
               "threads\n",
               info.device.c_str(), info.commit.c_str(), info.date.c_str(), EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,

@@ -951,8 +951,7 @@ Settings parse(Args& args) {
   if (streams < 0 || streams > 64) throw std::invalid_argument("--streams must be 0..64");
   if (staging < 0 || staging > 1024) throw std::invalid_argument("--staging-threads must be 0..1024");
   if (chunk_kib < 0 || chunk_kib > (1L << 22)) throw std::invalid_argument("--chunk-kib must be 0..4194304");
-  s.threads = threads > 0 ? static_cast<int>(threads)
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s.threads = openmp_threads(threads);
   s.options.streams = static_cast<int>(streams);
   s.options.staging_threads = static_cast<int>(staging);
   s.options.chunk_bytes = chunk_kib << 10;
@@ -969,9 +968,6 @@ int run_reduce(int argc, char** argv) {
   args.finish();
 
   const RunInfo info = gather_run_info(s.threads);
-#ifndef _OPENMP
-  s.threads = 1;  // the pragma is ignored: the "parallel" baseline runs on one thread
-#endif
   std::printf("egpu-bench reduce: device %s, commit %s, %s, CPU Eigen %d.%d.%d\n", info.device.c_str(),
               info.commit.c_str(), info.date.c_str(), EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
   if (!egpu::has_device()) {
