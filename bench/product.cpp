@@ -26,6 +26,10 @@
 //           call, outside the timed region, so every call computes the same
 //   tanh    C = egpu::gpu((A * B).array().tanh().matrix())   (one GEMM whose
 //           tiles go through tanh on the device before they come down)
+//   bias    C = egpu::gpu((A * B + D).array().tanh().matrix())   (the same,
+//           D's piece of each tile going up beside it)
+//   bias-2pass  T = egpu::gpu(A * B); C = egpu::gpu((T + D).array().tanh()...)
+//           (what bias costs unfused: the product comes down, goes up again)
 // "update/plain" and "tanh/plain" are a form's median over plain's median
 // (same system, memory mode and data): the cost of the fused beta read and of
 // the epilogue over the bare product; the library aims at update/plain <=
@@ -33,7 +37,8 @@
 // Each form's result (plain's too) is checked on a sample of entries against
 // the same formula on the CPU, its dot products in long double (relative
 // Frobenius error over the sample, the bound of the product checks; for tanh
-// relative to the product's entries, since |tanh'| <= 1). Rows of the forms
+// relative to the product's entries, since |tanh'| <= 1; for bias to
+// A * B + D's). Rows of the forms
 // go into the main table and the CSV as system "<system>:<form>" (floor:
 // update also uploads C), and into a table of their own with the ratios.
 #include <egpu/egpu.hpp>
@@ -68,10 +73,13 @@ const char* const kUsage =
     "  --memory M,M,...      pageable, pinned (default both): pinned page-locks A, B and C\n"
     "                        with egpu::pin for every system\n"
     "  --systems S,S,...     cpu-eigen, cublasxt, egpu-own, egpu-cublas (default all)\n"
-    "  --forms F,F,...       plain, update, tanh (default plain): the forms each egpu system times,\n"
+    "  --forms F,F,...       plain, update, tanh, bias, bias-2pass (default plain): the forms each\n"
+    "                        egpu system times,\n"
     "                        on the same A, B and C: plain C.noalias() = gpu(A * B); update\n"
     "                        C = gpu(0.5 * A * B + 2.0 * C) (C refilled before each call, untimed);\n"
-    "                        tanh C = gpu((A * B).array().tanh().matrix()). Plain is always timed:\n"
+    "                        tanh C = gpu((A * B).array().tanh().matrix()); bias\n"
+    "                        C = gpu((A * B + D).array().tanh().matrix()); bias-2pass the same as\n"
+    "                        T = gpu(A * B) then C = gpu((T + D).array().tanh().matrix()). Plain is always timed:\n"
     "                        a table of each form's time over plain's (update/plain, tanh/plain)\n"
     "                        follows; every form is checked on a sample of entries against the\n"
     "                        same formula on the CPU. Rows: system \"<system>:<form>\"\n"
@@ -91,7 +99,8 @@ const char* const kUsage =
     "egpu pipeline options (passed to egpu::Options of the egpu systems):\n";
 
 const std::vector<std::string> kAllSystems = {"cpu-eigen", "cublasxt", "egpu-own", "egpu-cublas"};
-const std::vector<std::string> kAllForms = {"plain", "update", "tanh"};
+const std::vector<std::string> kAllForms = {"plain", "update", "tanh", "bias", "bias-2pass"};
+bool reads_d(const std::string& form) { return form == "bias" || form == "bias-2pass"; }
 
 struct Settings {
   std::vector<long> sizes, xt_blocks;
@@ -223,9 +232,10 @@ double sample_error(const Mat& C, const Sample<typename Mat::Scalar>& s, const s
     const Wide p = s.product[e];
     const Wide expected = form == "update" ? Wide(0.5L) * p + Wide(2.0L) * s.c0[e]
                           : form == "tanh" ? Wide(std::tanh(p))
+                          : reads_d(form)  ? Wide(std::tanh(p + s.c0[e]))
                                            : p;
     diff += std::norm(static_cast<Wide>(C(s.rows[e], s.cols[e])) - expected);
-    norm += std::norm(form == "tanh" ? p : expected);
+    norm += std::norm(form == "tanh" ? p : reads_d(form) ? p + s.c0[e] : expected);
   }
   return static_cast<double>(std::sqrt(diff) / std::sqrt(norm));
 }
@@ -258,8 +268,15 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
   CaseResult result;
 
   // --forms: the sample the forms are checked on, and C's values before
-  // each update call (refilled from the same seed).
+  // each update call (refilled from the same seed; D of bias holds them too).
   const unsigned long long c_seed = 1000003ull * static_cast<unsigned long long>(n) + 3;
+  const bool with_d = std::any_of(settings.forms.begin(), settings.forms.end(), reads_d);
+  Mat D, T;
+  if (with_d && settings.gpu) {
+    D.resize(N, N);
+    fill_random(D, c_seed);
+    T.resize(N, N);
+  }
   Sample<Scalar> sample;
   if (settings.extra_forms() && settings.gpu && (settings.wants("egpu-own") || settings.wants("egpu-cublas"))) {
     sample = take_sample(A, B);
@@ -323,7 +340,7 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
   auto attach_floor = [&](Measurement& m, const std::string& backend) {
     const auto it = floors.find(backend);
     if (it != floors.end() && it->second.ok()) {
-      const bool reads_c = m.form == "update";
+      const bool reads_c = m.form == "update" || reads_d(m.form);  // C, or D, goes up too
       m.floor = it->second.seconds(reads_c);
       m.floor_bound = it->second.bound(reads_c);
     }
@@ -346,7 +363,9 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
     }
     std::string pin_error;
     const std::vector<egpu::PinGuard> guards =
-        memory == "pinned" ? pin_all(pin_error, A, B, C) : std::vector<egpu::PinGuard>{};
+        memory != "pinned" ? std::vector<egpu::PinGuard>{}
+        : D.size() > 0     ? pin_all(pin_error, A, B, C, D, T)
+                           : pin_all(pin_error, A, B, C);
     if (!pin_error.empty())
       std::fprintf(stderr, "egpu-bench product: N=%ld %s: %s\n", n, scalar.c_str(), pin_error.c_str());
 
@@ -448,10 +467,22 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
             times = time_prepared([&] { fill_random(C, c_seed); },
                                   [&] { C = egpu::gpu(alpha * A * B + beta * C, options); }, settings.warmups,
                                   settings.repeats);
-          } else {  // tanh
+          } else if (form == "tanh") {
             fill_nan(C);
             times = time_calls([&] { C = egpu::gpu((A * B).array().tanh().matrix(), options); }, settings.warmups,
                                settings.repeats);
+          } else if (form == "bias") {
+            fill_nan(C);
+            times = time_calls([&] { C = egpu::gpu((A * B + D).array().tanh().matrix(), options); },
+                               settings.warmups, settings.repeats);
+          } else {  // bias-2pass
+            fill_nan(C);
+            times = time_calls(
+                [&] {
+                  T.noalias() = egpu::gpu(A * B, options);
+                  C = egpu::gpu((T + D).array().tanh().matrix(), options);
+                },
+                settings.warmups, settings.repeats);
           }
           f.seconds = median(times);
           f.runs = static_cast<int>(times.size());

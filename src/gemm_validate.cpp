@@ -49,9 +49,11 @@ void validate(const GemmDesc& desc) {
   if (desc.epilogue != nullptr) {
     const ElementwiseProgram& f = *desc.epilogue;
     validate(f);
-    if (f.leaves.size() != 1 || f.leaves[0].scalar != desc.scalar || f.code.back().type != value_kind(desc.scalar) ||
-        f.rows != desc.m || f.cols != desc.n)
-      throw egpu::error("gemm: an epilogue is a program of the product's shape over the product alone, of its scalar type");
+    const bool product_leaf = desc.epilogue_product >= 0 &&
+                              static_cast<std::size_t>(desc.epilogue_product) < f.leaves.size() &&
+                              f.leaves[static_cast<std::size_t>(desc.epilogue_product)].scalar == desc.scalar;
+    if (!product_leaf || f.code.back().type != value_kind(desc.scalar) || f.rows != desc.m || f.cols != desc.n)
+      throw egpu::error("gemm: an epilogue is a program of the product's shape, of its scalar type, with the product as a leaf");
     if (!desc.beta_is_zero || desc.k == 0) throw egpu::error("gemm: an epilogue needs beta_is_zero and k > 0");
   }
 }

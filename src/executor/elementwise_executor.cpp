@@ -7,6 +7,7 @@
 #include "backend/device_elementwise.hpp"
 #include "backend/device_reduce.hpp"
 #include "egpu/error.hpp"
+#include "executor/leaf_slots.hpp"
 #include "executor/pipeline_parts.hpp"
 #include "kernels/elementwise/elementwise_source.hpp"
 #include "kernels/reduction/reduction_source.hpp"
@@ -20,99 +21,6 @@ namespace {
 using detail::MatrixDesc;
 using detail::ScalarKind;
 
-// Calls f(T()) with the element type the transfers use for `scalar`.
-template <class F>
-void with_element_type(ScalarKind scalar, F&& f) {
-  switch (scalar) {
-    case ScalarKind::f32: return f(float());
-    case ScalarKind::f64: return f(double());
-    case ScalarKind::c32: return f(kernels::cfloat());
-    case ScalarKind::c64: return f(kernels::cdouble());
-  }
-}
-
-// A piece lies densely in its slot (lines not padded).
-DenseShape dense(std::int64_t rows, std::int64_t cols, Layout layout) {
-  return dense_shape<char>(rows, cols, layout, false);
-}
-
-// One leaf's device slots and the events that order them.
-class LeafSlots {
- public:
-  LeafSlots(const detail::EwLeaf& leaf, const planner::LeafTraffic& traffic, std::int32_t slots, std::int64_t mb,
-            std::int64_t nb, cudaStream_t stream, Events& events, std::size_t compute_streams)
-      : m_leaf(leaf),
-        m_traffic(traffic),
-        m_slot_bytes(planner::ElementwisePlan::slot_bytes(traffic.elem_size,
-                                                          planner::ElementwisePlan::piece_rows(traffic, mb),
-                                                          planner::ElementwisePlan::piece_cols(traffic, nb))),
-        m_buffer(static_cast<std::size_t>(m_slot_bytes * slots), stream),
-        m_device(static_cast<std::size_t>(slots)),
-        m_ready(events.make(static_cast<std::size_t>(slots))) {
-    for (std::int32_t s = 0; s < slots; ++s) m_read.push_back(events.make(compute_streams));
-    with_element_type(leaf.scalar, [&](auto t) {
-      using U = decltype(t);
-      m_pinned = is_pinned(host_matrix<U>(leaf.m));
-    });
-  }
-
-  // Queues the upload of the leaf's piece of chunk `op` into op.slot once
-  // every kernel that read the slot's previous piece is done.
-  void upload(const Op& op, StagingRing& ring, cudaStream_t stream, int threads) {
-    const auto s = static_cast<std::size_t>(op.slot);
-    for (cudaEvent_t e : m_read[s]) wait(stream, e);
-    const MatrixDesc& m = m_leaf.m;
-    const std::int64_t rows = planner::ElementwisePlan::piece_rows(m_traffic, op.mi),
-                       cols = planner::ElementwisePlan::piece_cols(m_traffic, op.nj);
-    MatrixDesc host = m;
-    host.data = static_cast<char*>(m.data) +
-                detail::scalar_size(m_leaf.scalar) * ((m_traffic.varies_down_rows ? op.i0 * m.row_stride : 0) +
-                                                      (m_traffic.varies_across_cols ? op.j0 * m.col_stride : 0));
-    host.rows = rows;
-    host.cols = cols;
-    void* slot = m_buffer.as<char>() + static_cast<std::int64_t>(s) * m_slot_bytes;
-    Layout layout = Layout::col_major;
-    with_element_type(m_leaf.scalar, [&](auto t) {
-      using U = decltype(t);
-      const HostMatrix<U> piece = host_matrix<U>(host);
-      layout = natural_layout(piece);
-      executor::upload(piece, m_pinned, dense(rows, cols, layout), false, static_cast<U*>(slot), ring, stream,
-                       threads);
-    });
-    // A broadcast side repeats the piece with a stride of 0.
-    MatrixDesc& d = m_device[s];
-    d.data = slot;
-    d.row_stride = !m_traffic.varies_down_rows ? 0 : layout == Layout::col_major ? 1 : cols;
-    d.col_stride = !m_traffic.varies_across_cols ? 0 : layout == Layout::col_major ? rows : 1;
-    record(m_ready[s], stream);
-  }
-
-  // Before a kernel on `stream` reads `slot` for chunk `op`; returns the
-  // piece as that chunk's operand (a piece uploaded once serves chunks of
-  // other sizes).
-  MatrixDesc acquire(std::int32_t slot, const Op& op, cudaStream_t stream) {
-    wait(stream, m_ready[static_cast<std::size_t>(slot)]);
-    MatrixDesc d = m_device[static_cast<std::size_t>(slot)];
-    d.rows = op.mi;
-    d.cols = op.nj;
-    return d;
-  }
-  // After that kernel is queued on compute lane `lane`.
-  void release(std::int32_t slot, std::size_t lane, cudaStream_t stream) {
-    record(m_read[static_cast<std::size_t>(slot)][lane], stream);
-  }
-
- private:
-  detail::EwLeaf m_leaf;
-  planner::LeafTraffic m_traffic;
-  std::int64_t m_slot_bytes;
-  runtime::DeviceBuffer m_buffer;
-  std::vector<MatrixDesc> m_device;  // per slot: the piece as the kernel reads it
-  std::vector<cudaEvent_t> m_ready;
-  std::vector<std::vector<cudaEvent_t>> m_read;  // per slot, per compute stream
-  bool m_pinned = false;
-};
-
 planner::ElementwiseProblem problem_of(const detail::ElementwiseProgram& program, std::int64_t out_elem_size,
                                        bool accumulates) {
   planner::ElementwiseProblem problem;
@@ -120,9 +28,7 @@ planner::ElementwiseProblem problem_of(const detail::ElementwiseProgram& program
   problem.cols = program.cols;
   problem.out_elem_size = out_elem_size;
   problem.accumulates = accumulates;
-  for (const auto& leaf : program.leaves)
-    problem.leaves.push_back({detail::scalar_size(leaf.scalar), leaf.m.row_stride != 0 || program.rows == 1,
-                              leaf.m.col_stride != 0 || program.cols == 1});
+  for (const auto& leaf : program.leaves) problem.leaves.push_back(leaf_traffic(leaf, program.rows, program.cols));
   return problem;
 }
 
@@ -317,13 +223,9 @@ void run_reduction(detail::ElementwiseProgram program, detail::Reduction reducti
 void run_elementwise(detail::ElementwiseProgram program, detail::MatrixDesc out, detail::ScalarKind out_scalar,
                      bool accumulates, const Options& options) {
   const FailureScope failure_scope;  // an injected failure applies to this call only
-  switch (out_scalar) {
-    case ScalarKind::f32: return run<float>(std::move(program), out, out_scalar, accumulates, options);
-    case ScalarKind::f64: return run<double>(std::move(program), out, out_scalar, accumulates, options);
-    case ScalarKind::c32: return run<kernels::cfloat>(std::move(program), out, out_scalar, accumulates, options);
-    case ScalarKind::c64: return run<kernels::cdouble>(std::move(program), out, out_scalar, accumulates, options);
-  }
-  throw egpu::error("coefficient-wise pipeline: unknown scalar type");
+  with_element_type(out_scalar, [&](auto t) {
+    run<decltype(t)>(std::move(program), out, out_scalar, accumulates, options);
+  });
 }
 
 }  // namespace egpu::executor

@@ -6,11 +6,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/device_elementwise.hpp"
 #include "backend/device_gemm.hpp"
 #include "egpu/detail/elementwise_program.hpp"
 #include "egpu/error.hpp"
 #include "executor/pipeline_parts.hpp"
+#include "executor/tile_epilogue.hpp"
 #include "planner/pipeline_plan.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_check.hpp"
@@ -38,6 +38,7 @@ struct Problem {
   HostMatrix<T> a, b, c;
   T alpha, beta;
   bool beta_is_zero;
+  bool transposed = false;  // computed as C^T = B^T A^T
 
   explicit Problem(const detail::GemmDesc& d)
       : a(host_matrix<T>(d.a)),
@@ -51,6 +52,7 @@ struct Problem {
       a = b.transposed();
       b = at;
       c = c.transposed();
+      transposed = true;
     }
   }
 };
@@ -102,25 +104,31 @@ struct OperandSlots {
 
 // Device bytes the plan's slots take once every line is padded.
 template <class T>
-std::size_t allocated_bytes(const planner::PipelinePlan& plan) {
+std::size_t allocated_bytes(const planner::PipelinePlan& plan, const TileEpilogue* epilogue) {
   return piece_bytes<T>(plan.mb, plan.kb) * static_cast<std::size_t>(plan.slots_a) +
          piece_bytes<T>(plan.kb, plan.nb) * static_cast<std::size_t>(plan.slots_b) +
-         sizeof(T) * static_cast<std::size_t>(padded_ld<T>(plan.mb) * plan.nb) * static_cast<std::size_t>(plan.slots_c);
+         sizeof(T) * static_cast<std::size_t>(padded_ld<T>(plan.mb) * plan.nb) * static_cast<std::size_t>(plan.slots_c) +
+         (epilogue ? static_cast<std::size_t>(epilogue->slot_bytes(plan.slots_c, plan.mb, plan.nb)) : 0);
 }
 
 // The planner counts elements; padding lines to 16 bytes adds to that (much
 // for thin pieces), so plan again within a smaller budget until the padded
 // slots fit the device budget too.
 template <class T>
-planner::PipelinePlan plan_within_budget(const Problem<T>& p, const Options& options) {
+planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue* epilogue, const Options& options) {
   const std::size_t budget = runtime::device_budget(options.device_memory_limit);
-  const planner::GemmProblem problem{p.c.rows, p.c.cols, p.a.cols, static_cast<std::int64_t>(sizeof(T)),
-                                     !p.beta_is_zero};
+  planner::GemmProblem problem;
+  problem.m = p.c.rows;
+  problem.n = p.c.cols;
+  problem.k = p.a.cols;
+  problem.elem_size = static_cast<std::int64_t>(sizeof(T));
+  problem.reads_c = !p.beta_is_zero;
+  if (epilogue) problem.tile_leaves = epilogue->tile_leaves();
   double target = static_cast<double>(budget);
   for (int attempt = 0;; ++attempt) {
     planner::PipelinePlan plan =
         planner::plan_pipeline(problem, {static_cast<std::int64_t>(target), options.panel, options.k_panel});
-    const std::size_t bytes = allocated_bytes<T>(plan);
+    const std::size_t bytes = allocated_bytes<T>(plan, epilogue);
     if (bytes <= budget) return plan;
     if (attempt == 8)
       throw egpu::error("device memory budget of " + std::to_string(budget) + " bytes is too small for this product");
@@ -135,13 +143,16 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   const Streams streams(ctx, stream_count(options));
   const int threads = options.staging_threads > 0 ? options.staging_threads : hardware_threads();
 
-  const planner::PipelinePlan plan = plan_within_budget<T>(p, options);
+  std::optional<TileEpilogue> epilogue;
+  if (desc.epilogue != nullptr) epilogue.emplace(desc, p.transposed, ctx);
+  const planner::PipelinePlan plan = plan_within_budget<T>(p, epilogue ? &*epilogue : nullptr, options);
 
-  // An accumulating call writes nothing into the user's C until every
-  // kernel has succeeded: with all C tiles on the device, downloads wait for
-  // the last kernel; otherwise finished tiles are held on the host and
-  // copied into C at the end.
-  const bool accumulates = !p.beta_is_zero;
+  // A call that reads C (beta != 0, or C a leaf of the epilogue) writes
+  // nothing into the user's C until every kernel has succeeded: with all C
+  // tiles on the device, downloads wait for the last kernel; otherwise
+  // finished tiles are held on the host and copied into C at the end.
+  const bool reads_c = !p.beta_is_zero;
+  const bool accumulates = reads_c || desc.epilogue_reads_c;
   const bool defer_downloads = accumulates && plan.slots_c == plan.tiles_m() * plan.tiles_n();
   const ResultTarget<T> target(p.c, accumulates && !defer_downloads);
 
@@ -155,15 +166,13 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   const std::vector<cudaEvent_t> c_ready = events.make(static_cast<std::size_t>(plan.slots_c));
   const std::vector<cudaEvent_t> c_done = events.make(static_cast<std::size_t>(plan.slots_c));
   const std::vector<cudaEvent_t> c_free = events.make(static_cast<std::size_t>(plan.slots_c));
+  if (epilogue) epilogue->allocate(plan, streams, events);
   start_after_up(streams, events);
 
   Trace trace;
   const DrainOnExit drain{streams};
   Writer<T> writer(ctx, streams.down, c_buffer.as<T>(), c_slot_elems, target.out(), c_pinned && !target.held(), c_free,
                    defer_downloads, threads, trace);
-
-  std::optional<backend::ElementwiseLauncher> epilogue;
-  if (desc.epilogue != nullptr) epilogue.emplace(*desc.epilogue, desc.scalar, ctx);
 
   StagingRing ring{&ctx.up_ring()};
   const T one = scalar_from<T>(1.0);
@@ -200,7 +209,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         const auto cs = static_cast<std::size_t>(op.slot), as = static_cast<std::size_t>(op.a_slot),
                    bs = static_cast<std::size_t>(op.b_slot);
         if (op.first_k) {
-          if (accumulates)
+          if (reads_c)
             wait(stream, c_ready[cs]);
           else
             writer.claim(op.slot, stream);
@@ -230,19 +239,9 @@ void run(const detail::GemmDesc& desc, const Options& options) {
                                      "kernels " + std::to_string(lane), stream);
         backend::device_gemm(options.backend, args, ctx, stream);
         trace.end(span, stream);
-        if (op.last_k && epilogue) {
-          // The coefficient-wise rest of the expression, in place on the
-          // finished tile, before it leaves the device.
-          detail::ElementwiseProgram tile = *desc.epilogue;
-          detail::MatrixDesc at{args.c, op.mi, op.nj, 1, args.ldc, false};
-          tile.rows = op.mi;
-          tile.cols = op.nj;
-          tile.leaves[0].m = at;
-          const int espan = trace.begin("epilogue " + region("C", op.i0, op.mi, op.j0, op.nj),
-                                        "kernels " + std::to_string(lane), stream);
-          epilogue->launch(std::move(tile), at, stream);
-          trace.end(espan, stream);
-        }
+        // The coefficient-wise rest of the expression, in place on the
+        // finished tile, before it leaves the device.
+        if (op.last_k && epilogue) epilogue->apply(op, {args.c, op.mi, op.nj, 1, args.ldc, false}, lane, stream, trace);
         record(a.read[as][lane], stream);
         record(b.read[bs][lane], stream);
         record(c_done[cs], stream);
@@ -255,8 +254,11 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         break;
       }
       case OpKind::upload_leaf:
+        if (!epilogue) throw egpu::error("gemm pipeline: a leaf's upload in a plan without an epilogue");
+        epilogue->upload(op, ring, threads, trace);
+        break;
       case OpKind::evaluate:
-        throw egpu::error("gemm pipeline: a coefficient-wise operation in a product's plan");
+        throw egpu::error("gemm pipeline: a coefficient-wise evaluation in a product's plan");
     }
   }
   finish_call(writer, streams, target, threads, trace, "gemm pipeline");
@@ -266,13 +268,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
 
 void run_gemm(const detail::GemmDesc& desc, const Options& options) {
   const FailureScope failure_scope;  // an injected failure applies to this product only
-  switch (desc.scalar) {
-    case detail::ScalarKind::f32: return run<float>(desc, options);
-    case detail::ScalarKind::f64: return run<double>(desc, options);
-    case detail::ScalarKind::c32: return run<kernels::cfloat>(desc, options);
-    case detail::ScalarKind::c64: return run<kernels::cdouble>(desc, options);
-  }
-  throw egpu::error("gemm: unknown scalar type");
+  with_element_type(desc.scalar, [&](auto t) { run<decltype(t)>(desc, options); });
 }
 
 }  // namespace egpu::executor

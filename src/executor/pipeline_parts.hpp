@@ -49,6 +49,19 @@ HostMatrix<T> host_matrix(const detail::MatrixDesc& d) {
   return {static_cast<T*>(d.data), d.rows, d.cols, d.row_stride, d.col_stride, d.conj};
 }
 
+// Calls f(T()) with the element type the transfers and kernels use for
+// `scalar`.
+template <class F>
+void with_element_type(detail::ScalarKind scalar, F&& f) {
+  switch (scalar) {
+    case detail::ScalarKind::f32: return f(float());
+    case detail::ScalarKind::f64: return f(double());
+    case detail::ScalarKind::c32: return f(kernels::cfloat());
+    case detail::ScalarKind::c64: return f(kernels::cdouble());
+  }
+  throw egpu::error("unknown scalar type");
+}
+
 template <class T>
 T scalar_from(const std::complex<double>& z) {
   if constexpr (kernels::is_complex<T>::value)

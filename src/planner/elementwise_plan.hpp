@@ -20,14 +20,6 @@
 
 namespace egpu::planner {
 
-// One leaf of the expression: its element size, and whether it varies down
-// the rows and across the columns (a broadcast vector varies in one of the
-// two; its piece of a chunk is that one extent).
-struct LeafTraffic {
-  std::int64_t elem_size = 8;
-  bool varies_down_rows = true, varies_across_cols = true;
-};
-
 struct ElementwiseProblem {
   std::int64_t rows = 0, cols = 0;
   std::vector<LeafTraffic> leaves;

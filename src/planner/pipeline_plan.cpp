@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "egpu/error.hpp"
+#include "planner/elementwise_plan.hpp"
 
 namespace egpu::planner {
 namespace {
@@ -83,8 +84,8 @@ struct Sizes {
   std::int32_t slots_a, slots_b, slots_c;
 };
 
-std::int64_t slot_elements(const Sizes& s) {
-  return s.slots_a * s.mb * s.kb + s.slots_b * s.kb * s.nb + s.slots_c * s.mb * s.nb;
+std::int64_t slot_elements(const GemmProblem& p, const Sizes& s) {
+  return s.slots_a * s.mb * s.kb + s.slots_b * s.kb * s.nb + s.slots_c * c_slot_elements(p, s.mb, s.nb);
 }
 
 // Slot counts for given tile sizes within `budget` elements, or slots_a == 0
@@ -97,10 +98,11 @@ Sizes slots_for(const GemmProblem& p, std::int64_t mb, std::int64_t nb, std::int
   if (tm * tn * tk > kMaxMultiplies) return Sizes{mb, nb, kb, 0, 0, 0};
   Sizes all{mb, nb, kb, static_cast<std::int32_t>(tm * tk), static_cast<std::int32_t>(tk * tn),
             static_cast<std::int32_t>(tm * tn)};
-  if (slot_elements(all) <= budget) return all;
+  if (slot_elements(p, all) <= budget) return all;
   Sizes s{mb, nb, kb, 0, static_cast<std::int32_t>(std::min(tk * tn, tk + 1)),
           static_cast<std::int32_t>(std::min<std::int64_t>(tm * tn, 2))};
-  auto a_room = [&](const Sizes& x) { return (budget - x.slots_b * kb * nb - x.slots_c * mb * nb) / (mb * kb); };
+  const std::int64_t c_elems = c_slot_elements(p, mb, nb);
+  auto a_room = [&](const Sizes& x) { return (budget - x.slots_b * kb * nb - x.slots_c * c_elems) / (mb * kb); };
   if (a_room(s) < std::min<std::int64_t>(tm * tk, 2)) s.slots_b = static_cast<std::int32_t>(std::min<std::int64_t>(tk * tn, 2));
   if (a_room(s) < std::min<std::int64_t>(tm * tk, 2)) s.slots_c = 1;
   if (a_room(s) < std::min<std::int64_t>(tm * tk, 2)) s.slots_b = 1;
@@ -219,6 +221,16 @@ std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s) {
         up.kind = OpKind::upload_c;
         ops.push_back(up);
       }
+      // The epilogue's leaves go up after the tile's last A and B pieces,
+      // so that they do not hold back its first multiply.
+      auto upload_tile_leaves = [&] {
+        for (std::size_t l = 0; l < p.tile_leaves.size(); ++l) {
+          Op up = c;
+          up.kind = OpKind::upload_leaf;
+          up.leaf = static_cast<std::int32_t>(l);
+          ops.push_back(up);
+        }
+      };
       for (std::int64_t tp = 0; tp < tk; ++tp) {
         Op mul = c;
         mul.kind = OpKind::multiply;
@@ -243,6 +255,7 @@ std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s) {
         };
         mul.a_slot = place(a_cache, ti * tk + tp, OpKind::upload_a);
         mul.b_slot = place(b_cache, tp * tn + tj, OpKind::upload_b);
+        if (mul.last_k) upload_tile_leaves();
         ops.push_back(mul);
       }
       Op down = c;
@@ -254,6 +267,16 @@ std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s) {
 }
 
 }  // namespace
+
+std::int64_t c_slot_elements(const GemmProblem& problem, std::int64_t mb, std::int64_t nb) {
+  std::int64_t elements = mb * nb;
+  for (const LeafTraffic& leaf : problem.tile_leaves)
+    elements += ceil_div(
+        ElementwisePlan::slot_bytes(leaf.elem_size, ElementwisePlan::piece_rows(leaf, mb),
+                                    ElementwisePlan::piece_cols(leaf, nb)),
+        problem.elem_size);
+  return elements;
+}
 
 PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& limits) {
   if (problem.m <= 0 || problem.n <= 0 || problem.k <= 0 || problem.elem_size <= 0)
@@ -267,7 +290,7 @@ PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& lim
   plan.slots_a = s.slots_a;
   plan.slots_b = s.slots_b;
   plan.slots_c = s.slots_c;
-  plan.device_bytes = slot_elements(s) * problem.elem_size;
+  plan.device_bytes = slot_elements(problem, s) * problem.elem_size;
   plan.ops = build_ops(problem, s);
   for (const Op& op : plan.ops) {
     const std::int64_t e = problem.elem_size;
@@ -276,14 +299,24 @@ PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& lim
       case OpKind::upload_b: plan.h2d_bytes += op.kp * op.nj * e; break;
       case OpKind::upload_c: plan.h2d_bytes += op.mi * op.nj * e; break;
       case OpKind::download_c: plan.d2h_bytes += op.mi * op.nj * e; break;
+      case OpKind::upload_leaf: {
+        const LeafTraffic& leaf = problem.tile_leaves[static_cast<std::size_t>(op.leaf)];
+        plan.h2d_bytes += leaf.elem_size * ElementwisePlan::piece_rows(leaf, op.mi) * ElementwisePlan::piece_cols(leaf, op.nj);
+        break;
+      }
       case OpKind::multiply:
-      case OpKind::upload_leaf:
       case OpKind::evaluate: break;
     }
   }
-  const std::int64_t minimum =
+  // In core: A, B and C cross once (the leaves' pieces always do).
+  std::int64_t minimum =
       (problem.m * problem.k + problem.k * problem.n + (problem.reads_c ? problem.m * problem.n : 0)) *
       problem.elem_size;
+  for (const Op& op : plan.ops)
+    if (op.kind == OpKind::upload_leaf) {
+      const LeafTraffic& leaf = problem.tile_leaves[static_cast<std::size_t>(op.leaf)];
+      minimum += leaf.elem_size * ElementwisePlan::piece_rows(leaf, op.mi) * ElementwisePlan::piece_cols(leaf, op.nj);
+    }
   plan.in_core = plan.h2d_bytes == minimum;
   return plan;
 }

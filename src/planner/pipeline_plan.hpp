@@ -13,7 +13,10 @@
 //   download from that slot (the previous tile there);
 // - a multiply waits for the uploads that filled its slots (and upload_c
 //   of its tile, or the previous multiply of its tile);
-// - download_c waits for the last multiply of its tile.
+// - download_c waits for the last multiply of its tile;
+// - with an epilogue, upload_leaf into a C slot's leaf slot waits for the
+//   epilogue that last read it, and a tile's epilogue (after its last
+//   multiply) for the tile's upload_leaf.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +24,23 @@
 
 namespace egpu::planner {
 
+// One leaf of a coefficient-wise expression: its element size, and whether
+// it varies down the rows and across the columns (a broadcast vector varies
+// in one of the two; its piece of a chunk or tile is that one extent).
+struct LeafTraffic {
+  std::int64_t elem_size = 8;
+  bool varies_down_rows = true, varies_across_cols = true;
+};
+
 struct GemmProblem {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t elem_size = 8;
   bool reads_c = false;  // beta != 0: C tiles go up before they are accumulated into
+  // The leaves of a coefficient-wise epilogue other than the product (C =
+  // f(A * B, D, ...)): each C tile's piece of each goes up (upload_leaf,
+  // into the C tile's slot, op.leaf indexing this list) before the tile's
+  // last multiply, and takes device memory beside every C slot.
+  std::vector<LeafTraffic> tile_leaves;
 };
 
 struct PipelineLimits {
@@ -34,17 +50,18 @@ struct PipelineLimits {
 };
 
 // upload_leaf and evaluate belong to coefficient-wise plans: a piece of one
-// leaf of the expression goes up; the expression runs on one chunk.
+// leaf of the expression goes up; the expression runs on one chunk. A
+// product's plan has upload_leaf for the leaves of its epilogue.
 enum class OpKind : std::uint8_t { upload_a, upload_b, upload_c, multiply, download_c, upload_leaf, evaluate };
 
 struct Op {
   OpKind kind = OpKind::multiply;
-  // upload_a / upload_b: the slot written; upload_c, multiply, download_c:
-  // the C slot.
+  // upload_a / upload_b: the slot written; upload_c, multiply, download_c
+  // and a product's upload_leaf: the C slot.
   std::int32_t slot = -1;
   std::int32_t a_slot = -1, b_slot = -1;  // multiply: the slots read
   std::int32_t tile = -1;                 // upload_c, multiply, download_c: C tile, numbered in plan order
-  std::int32_t leaf = -1;                 // upload_leaf: which leaf of the expression
+  std::int32_t leaf = -1;                 // upload_leaf: which leaf of the expression (or of tile_leaves)
   // The region: rows [i0, i0 + mi), columns [j0, j0 + nj), k [p0, p0 + kp);
   // an A piece uses i and p, a B piece p and j, a C tile i and j.
   std::int64_t i0 = 0, mi = 0, j0 = 0, nj = 0, p0 = 0, kp = 0;
@@ -55,7 +72,7 @@ struct PipelinePlan {
   GemmProblem problem;
   std::int64_t mb = 0, nb = 0, kb = 0;  // largest tile and piece sizes (edge ones are smaller)
   std::int32_t slots_a = 0, slots_b = 0, slots_c = 0;
-  std::int64_t device_bytes = 0;  // (slots_a*mb*kb + slots_b*kb*nb + slots_c*mb*nb) * elem_size
+  std::int64_t device_bytes = 0;  // (slots_a*mb*kb + slots_b*kb*nb + slots_c*c_slot_elements) * elem_size
   std::int64_t h2d_bytes = 0;     // sum over the uploads
   std::int64_t d2h_bytes = 0;     // sum over the downloads
   bool in_core = false;           // every piece of A, B and C crosses PCIe once
@@ -65,6 +82,10 @@ struct PipelinePlan {
   std::int64_t tiles_n() const { return (problem.n + nb - 1) / nb; }
   std::int64_t tiles_k() const { return (problem.k + kb - 1) / kb; }
 };
+
+// Elements of the product's scalar that one C slot of mb x nb takes, with
+// the epilogue leaves' pieces beside it.
+std::int64_t c_slot_elements(const GemmProblem& problem, std::int64_t mb, std::int64_t nb);
 
 // m, n, k must be positive. Throws egpu::error when the budget cannot hold
 // even the smallest pieces, or holds only pieces so small that the plan

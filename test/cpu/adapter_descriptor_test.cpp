@@ -591,12 +591,13 @@ BOOST_AUTO_TEST_CASE(product_plus_the_destination_is_one_gemm_with_beta) {
   Ca.matrix() = egpu::gpu(A * B + Ca.matrix() * 0.25);
   one_gemm(Ca.matrix(), A * B + 0.25 * C0, Ca.data(), {"matrix() view = A B + C 0.25", 1.0, 0.25});
 
-  // C is not the destination: the product into a temporary, then one fused pass.
+  // C is not the destination: one GEMM whose epilogue adds 2 C.
   Eigen::MatrixXd D = random_matrix<Eigen::MatrixXd>(6, 5);
   D = egpu::gpu(A * B + 2.0 * C0);
   BOOST_REQUIRE_EQUAL(rec::calls().size(), 1u);
   BOOST_TEST(rec::calls()[0].desc.beta_is_zero);
-  BOOST_TEST(rec::elementwise_calls() == 1);
+  BOOST_TEST(rec::calls()[0].desc.epilogue != nullptr);
+  BOOST_TEST(rec::elementwise_calls() == 0);
   BOOST_TEST((D - (A * B + 2.0 * C0)).norm() <= 1e-12 * (1 + D.norm()));
   rec::clear();
 
@@ -609,10 +610,13 @@ BOOST_AUTO_TEST_CASE(product_plus_the_destination_is_one_gemm_with_beta) {
   rec::clear();
 }
 
-// f(A * B) with f coefficient-wise over the product alone: one GEMM whose
-// epilogue is f, written straight into the destination; any other shape of
-// expression (another leaf, a transposed product, +=, a destination the
-// product reads) computes the product first and runs f as its own pass.
+// f(A * B, D, ...) with f coefficient-wise and one product: one GEMM whose
+// epilogue is f, written straight into the destination, the other operands
+// leaves of the epilogue (the destination too, for += and -= or when the
+// expression reads it element for element). Any other shape of expression (a
+// transposed product, a destination the product reads, an operand
+// overlapping the destination otherwise, a value of another scalar) computes
+// the product first and runs f as its own pass.
 BOOST_AUTO_TEST_CASE(a_function_of_a_product_is_one_gemm_with_an_epilogue) {
   const Eigen::MatrixXd A = random_matrix<Eigen::MatrixXd>(6, 4), B = random_matrix<Eigen::MatrixXd>(4, 5);
   const Eigen::MatrixXd D = random_matrix<Eigen::MatrixXd>(6, 5);
@@ -626,6 +630,7 @@ BOOST_AUTO_TEST_CASE(a_function_of_a_product_is_one_gemm_with_an_epilogue) {
   BOOST_TEST(rec::elementwise_calls() == 0);
   BOOST_TEST(rec::calls()[0].desc.epilogue != nullptr);
   BOOST_TEST(rec::calls()[0].desc.c.data == static_cast<const void*>(C.data()));
+  BOOST_TEST(!rec::calls()[0].desc.epilogue_reads_c);
   BOOST_TEST(close(C, (A * B).array().tanh().matrix().eval()));
   rec::clear();
 
@@ -637,20 +642,56 @@ BOOST_AUTO_TEST_CASE(a_function_of_a_product_is_one_gemm_with_an_epilogue) {
   BOOST_TEST(close(R, ((2.0 * A * B).array() * 0.5 + 1.0).exp().matrix().eval()));
   rec::clear();
 
-  struct Other {
+  struct Form {
     const char* what;
     std::function<void()> run;
     std::function<bool()> right;
+    bool reads_c = false;  // the destination is one of the epilogue's leaves
+    std::size_t leaves = 2;
   };
-  Eigen::MatrixXd E = D, S = random_matrix<Eigen::MatrixXd>(6, 6);
-  const Eigen::MatrixXd S0 = S;
+  Eigen::MatrixXd E = D, S = random_matrix<Eigen::MatrixXd>(6, 6), W = random_matrix<Eigen::MatrixXd>(8, 8);
+  const Eigen::MatrixXd S0 = S, W0 = W;
+  const Eigen::VectorXd v = random_matrix<Eigen::VectorXd>(6, 1);
+  const Eigen::MatrixXf Df = random_matrix<Eigen::MatrixXf>(6, 5);
   Eigen::MatrixXd T(5, 6);
   Eigen::MatrixXf F(6, 5);
-  const std::vector<Other> others = {
+  const std::vector<Form> fused = {
       {"another leaf", [&] { E = egpu::gpu(((A * B).array() * D.array()).matrix()); },
        [&] { return close(E, (A * B).cwiseProduct(D)); }},
       {"+=", [&] { E = D; E += egpu::gpu((A * B).array().tanh().matrix()); },
-       [&] { return close(E, D + (A * B).array().tanh().matrix()); }},
+       [&] { return close(E, D + (A * B).array().tanh().matrix()); }, true},
+      {"-= with another leaf", [&] { E = D; E -= egpu::gpu(((A * B).array() - 2.0 * D.array()).matrix()); },
+       [&] { return close(E, D - ((A * B).array() - 2.0 * D.array()).matrix()); }, true},
+      {"the destination read element for element",
+       [&] { E = D; E = egpu::gpu(((A * B).array().sin() + E.array().square()).matrix()); },
+       [&] { return close(E, ((A * B).array().sin() + D.array().square()).matrix().eval()); }, true},
+      {"a broadcast column", [&] { E = egpu::gpu((A * B).colwise() + v); },
+       [&] { return close(E, ((A * B).colwise() + v).eval()); }},
+      {"a leaf of another scalar", [&] { E = egpu::gpu(A * B + Df.cast<double>()); },
+       [&] { return close(E, A * B + Df.cast<double>()); }},
+  };
+  for (const Form& f : fused) {
+    f.run();
+    BOOST_TEST_CONTEXT(f.what) {
+      BOOST_REQUIRE_EQUAL(rec::calls().size(), 1u);
+      BOOST_TEST(rec::elementwise_calls() == 0);
+      BOOST_REQUIRE(rec::calls()[0].desc.epilogue != nullptr);
+      BOOST_TEST(rec::calls()[0].desc.epilogue_reads_c == f.reads_c);
+      BOOST_TEST(f.right());
+    }
+    rec::clear();
+  }
+
+  // An operand overlapping the destination otherwise: the result goes into
+  // a temporary first (there with the epilogue), then into the destination.
+  W.topLeftCorner(6, 5) = egpu::gpu(A * B + W.block(1, 1, 6, 5));
+  BOOST_REQUIRE_EQUAL(rec::calls().size(), 1u);
+  BOOST_TEST(rec::calls()[0].desc.c.data != static_cast<const void*>(W.data()));
+  BOOST_TEST(close(W.topLeftCorner(6, 5), A * B + W0.block(1, 1, 6, 5)));
+  rec::clear();
+
+  using Other = Form;
+  const std::vector<Other> others = {
       {"transposed", [&] { T = egpu::gpu((A * B).transpose().array().sin().matrix()); },
        [&] { return close(T, (A * B).transpose().array().sin().matrix().eval()); }},
       {"the product reads the destination", [&] { S = egpu::gpu((S * S).array().cos().matrix()); },

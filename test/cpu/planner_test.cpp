@@ -16,6 +16,10 @@
 //  - in_core exactly when every byte of A, B (and C when read) goes up
 //    once, and always when all pieces of the chosen tiles fit the budget;
 //  - the first multiply comes early: after a small part of the inputs;
+//  - with an epilogue's leaves (tile_leaves), each tile's piece of each
+//    leaf goes up once, into the tile's C slot (free of the previous tile),
+//    before the tile's last multiply; they count in device_bytes, h2d_bytes and
+//    in_core;
 //  - a budget below the smallest pieces throws egpu::error.
 // Random problems (1 .. ~5000, odd sizes, 1), elements of 4/8/16 bytes,
 // budgets from tiny (but feasible) to huge, explicit panels now and then.
@@ -49,6 +53,7 @@
 #include "planner/pipeline_plan.hpp"
 
 using egpu::planner::GemmProblem;
+using egpu::planner::LeafTraffic;
 using egpu::planner::Op;
 using egpu::planner::OpKind;
 using egpu::planner::PipelineLimits;
@@ -86,6 +91,8 @@ std::string describe(const GemmProblem& p, const PipelineLimits& l) {
   std::ostringstream s;
   s << "m=" << p.m << " n=" << p.n << " k=" << p.k << " elem=" << p.elem_size << " reads_c=" << p.reads_c
     << " budget=" << l.device_budget_bytes << " panel=" << l.panel << " k_panel=" << l.k_panel;
+  for (const LeafTraffic& t : p.tile_leaves)
+    s << " leaf(" << t.elem_size << (t.varies_down_rows ? " rows" : "") << (t.varies_across_cols ? " cols" : "") << ")";
   return s.str();
 }
 std::string describe_plan(const PipelinePlan& plan) {
@@ -133,6 +140,7 @@ struct Piece {  // the region of an A piece (r0, rn = rows; p0, kp) or B piece (
 struct TileState {
   i64 i0, mi, j0, nj;
   std::int32_t slot;
+  std::vector<char> leaves_up;  // per tile leaf: its piece went up
   bool c_uploaded = false;
   i64 next_p = 0;  // where the next multiply must start in k
   bool downloaded = false;
@@ -143,6 +151,18 @@ struct Facts {
   double first_multiply_fraction = 0;  // input bytes uploaded before the first multiply / all input bytes
   i64 multiplies = 0;
 };
+
+// Bytes a leaf's piece of mi x nj takes, and the elements of the product's
+// scalar that one C slot of mb x nb takes with the leaves' pieces beside it
+// (each piece's slot on 256 bytes).
+i64 leaf_bytes(const LeafTraffic& t, i64 mi, i64 nj) {
+  return t.elem_size * (t.varies_down_rows ? mi : 1) * (t.varies_across_cols ? nj : 1);
+}
+i64 model_c_slot_elements(const GemmProblem& p, i64 mb, i64 nb) {
+  i64 elements = mb * nb;
+  for (const LeafTraffic& t : p.tile_leaves) elements += ceil_div(ceil_div(leaf_bytes(t, mb, nb), 256) * 256, p.elem_size);
+  return elements;
+}
 
 // Replays the plan against a model of the slots and checks every invariant.
 // Reports (one BOOST_TEST) the first broken invariant and returns false.
@@ -168,7 +188,7 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
   expect(plan.slots_a >= 1 && plan.slots_b >= 1 && plan.slots_c >= 1, "a slot count is below 1");
   if (!ok) return report();
   const i64 formula = (i64(plan.slots_a) * plan.mb * plan.kb + i64(plan.slots_b) * plan.kb * plan.nb +
-                       i64(plan.slots_c) * plan.mb * plan.nb) *
+                       i64(plan.slots_c) * model_c_slot_elements(p, plan.mb, plan.nb)) *
                       e;
   expect(plan.device_bytes == formula,
          "device_bytes " + std::to_string(plan.device_bytes) + " != slot formula " + std::to_string(formula));
@@ -196,8 +216,9 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
       return "C tile out of range";
     return "";
   };
+  i64 leaf_h2d = 0;  // bytes of the leaves' pieces
   auto open_tile = [&](const Op& o) {
-    tiles.push_back(TileState{o.i0, o.mi, o.j0, o.nj, o.slot});
+    tiles.push_back(TileState{o.i0, o.mi, o.j0, o.nj, o.slot, std::vector<char>(p.tile_leaves.size(), 0)});
     c_slot[static_cast<std::size_t>(o.slot)] = o.tile;
   };
   const std::size_t count = plan.ops.size();
@@ -271,10 +292,31 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
         max_nj = std::max(max_nj, op.nj);
         max_kp = std::max(max_kp, op.kp);
         if (op.last_k) {
+          REQUIRE_OP(std::count(t.leaves_up.begin(), t.leaves_up.end(), 1) == static_cast<long>(p.tile_leaves.size()),
+                     "the tile's last multiply (and its epilogue) before every leaf's piece went up");
           const bool next_is_download = at + 1 < count && plan.ops[at + 1].kind == OpKind::download_c &&
                                         plan.ops[at + 1].tile == op.tile;
           REQUIRE_OP(next_is_download, "the tile's download_c is not the next operation after its last multiply");
         }
+        break;
+      }
+      case OpKind::upload_leaf: {
+        REQUIRE_OP(op.leaf >= 0 && op.leaf < static_cast<std::int32_t>(p.tile_leaves.size()), "no such tile leaf");
+        REQUIRE_OP(op.tile >= 0 && op.tile <= static_cast<std::int32_t>(tiles.size()), "tile number out of order");
+        if (op.tile == static_cast<std::int32_t>(tiles.size())) {  // a new tile (its only k piece comes next)
+          REQUIRE_OP(!p.reads_c, "a leaf's piece of a tile before its upload_c (C is read)");
+          REQUIRE_OP(new_tile_fault(op).empty(), new_tile_fault(op));
+          open_tile(op);
+        }
+        TileState& t = tiles[static_cast<std::size_t>(op.tile)];
+        REQUIRE_OP(t.i0 == op.i0 && t.mi == op.mi && t.j0 == op.j0 && t.nj == op.nj, "region is not its tile's");
+        REQUIRE_OP(op.slot == t.slot, "a leaf's piece in another C slot than its tile's");
+        REQUIRE_OP(t.next_p < p.k && !t.downloaded, "a leaf's piece after the tile's last multiply");
+        REQUIRE_OP(!t.leaves_up[static_cast<std::size_t>(op.leaf)], "a leaf's piece of the tile went up twice");
+        t.leaves_up[static_cast<std::size_t>(op.leaf)] = 1;
+        const i64 bytes = leaf_bytes(p.tile_leaves[static_cast<std::size_t>(op.leaf)], op.mi, op.nj);
+        h2d += bytes;
+        leaf_h2d += bytes;
         break;
       }
       case OpKind::download_c: {
@@ -328,12 +370,12 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
   expect(multiplies == static_cast<i64>(tiles.size()) * plan.tiles_k(), "multiplies per tile disagree with tiles_k()");
 
   // In core: every byte of the inputs goes up once.
-  const i64 minimum = (p.m * p.k + p.k * p.n + (p.reads_c ? p.m * p.n : 0)) * e;
+  const i64 minimum = (p.m * p.k + p.k * p.n + (p.reads_c ? p.m * p.n : 0)) * e + leaf_h2d;
   expect(h2d >= minimum, "fewer bytes up than A, B (and C) hold");
   expect(plan.in_core == (h2d == minimum), "in_core disagrees with the bytes uploaded");
   const i64 tm = plan.tiles_m(), tn = plan.tiles_n(), tk = plan.tiles_k();
   const double all_pieces = (double(tm * tk) * double(plan.mb * plan.kb) + double(tk * tn) * double(plan.kb * plan.nb) +
-                             double(tm * tn) * double(plan.mb * plan.nb)) *
+                             double(tm * tn) * double(model_c_slot_elements(p, plan.mb, plan.nb))) *
                             double(e);
   if (all_pieces <= double(lim.device_budget_bytes))
     expect(plan.in_core, "every piece of the chosen tiles fits the budget (" +
@@ -352,7 +394,7 @@ i64 feasible_floor(const GemmProblem& p, double max_multiplies) {
   i64 t = 1;
   while (double(ceil_div(p.m, t)) * double(ceil_div(p.n, t)) * double(ceil_div(p.k, t)) > max_multiplies) t *= 2;
   const i64 mt = std::min(p.m, t), nt = std::min(p.n, t), kt = std::min(p.k, t);
-  return (mt * kt + kt * nt + mt * nt) * p.elem_size;
+  return (mt * kt + kt * nt + model_c_slot_elements(p, mt, nt)) * p.elem_size;
 }
 
 GemmProblem random_problem() {
@@ -362,6 +404,12 @@ GemmProblem random_problem() {
   p.k = random_dim();
   p.elem_size = std::vector<i64>{4, 8, 16}[static_cast<std::size_t>(uniform(0, 2))];
   p.reads_c = uniform(0, 1) == 1;
+  // An epilogue with other leaves now and then (broadcast ones too).
+  if (uniform(0, 2) == 0)
+    for (i64 l = uniform(1, 3); l > 0; --l)
+      p.tile_leaves.push_back(
+          LeafTraffic{std::vector<i64>{4, 8, 16}[static_cast<std::size_t>(uniform(0, 2))], uniform(0, 3) != 0,
+                      uniform(0, 3) != 1});
   return p;
 }
 
@@ -429,7 +477,7 @@ BOOST_AUTO_TEST_CASE(a_problem_that_fits_goes_up_once) {
   int tight = 0, tight_in_core = 0;
   for (int t = 0; t < 300; ++t) {
     const GemmProblem p = random_problem();
-    const i64 whole = (p.m * p.k + p.k * p.n + p.m * p.n) * p.elem_size;
+    const i64 whole = (p.m * p.k + p.k * p.n + model_c_slot_elements(p, p.m, p.n)) * p.elem_size;
     for (i64 budget : {whole, whole + uniform(1, 1 << 20), 2 * whole, i64(80) << 30}) {
       PipelineLimits lim;
       lim.device_budget_bytes = budget;
@@ -441,7 +489,12 @@ BOOST_AUTO_TEST_CASE(a_problem_that_fits_goes_up_once) {
         continue;
       }
       BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan) << ": A, B and C fit twice but the plan is not in core");
-      BOOST_TEST(plan.h2d_bytes == (p.m * p.k + p.k * p.n + (p.reads_c ? p.m * p.n : 0)) * p.elem_size,
+      // Each tile's piece of each leaf (a broadcast leaf's piece is one
+      // line, again for every tile).
+      i64 leaves = 0;
+      for (const LeafTraffic& leaf : p.tile_leaves)
+        leaves += leaf.elem_size * (leaf.varies_down_rows ? p.m : plan.tiles_m()) * (leaf.varies_across_cols ? p.n : plan.tiles_n());
+      BOOST_TEST(plan.h2d_bytes == (p.m * p.k + p.k * p.n + (p.reads_c ? p.m * p.n : 0)) * p.elem_size + leaves,
                  describe(p, lim) << describe_plan(plan));
       BOOST_TEST(plan.d2h_bytes == p.m * p.n * p.elem_size, describe(p, lim));
     }

@@ -226,7 +226,7 @@ void report(const Outcome& o, const std::string& what) {
 }
 void print_exemptions(const char* test) {
   BOOST_TEST_MESSAGE(test << ": " << exempt_count()
-                          << " coefficients exempt (complex non-finite inside, NaN sign, zero sign at a cut)");
+                          << " coefficients exempt (complex non-finite inside, NaN sign, zero sign at a cut or of a part taken)");
   exempt_count() = 0;
 }
 

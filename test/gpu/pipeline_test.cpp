@@ -14,7 +14,10 @@
 //    `+=` / `-=` throws egpu::error and leaves C bit-identical, device
 //    memory in use returns to its level, pinned memory held does not grow;
 //    a call past the last operation succeeds; the library works afterwards;
-//  - two host threads running out-of-core products with different options.
+//  - two host threads running out-of-core products with different options;
+//  - f(A * B, D, ...) (the GEMM with an epilogue that reads other operands):
+//    element by element against CPU Eigen, every destination form, in core
+//    and out of core, and its injected failures.
 // EGPU_TEST_SCALE (0.05 under compute-sanitizer) shrinks shapes and counts.
 // Skipped (reported as such by CTest) without a usable GPU.
 #define BOOST_TEST_MODULE pipeline
@@ -328,23 +331,36 @@ template <class S> void streams_and_staging(Index m, Index n, Index k, const Con
 // memory held does not grow over repeated failures. The failure points:
 // 0, 1, 2, a few in the middle, the last one that fails and the first that
 // succeeds (found by search), and far past the end.
+// With `with_leaf`, the call is C +=/-= gpu(A * B + D): the GEMM with an
+// epilogue that reads D and C.
 template <class S, class CMat>
-void failures(Index m, Index n, Index k, const Config& config, egpu::Backend backend, bool pin_c, Form f) {
+void failures(Index m, Index n, Index k, const Config& config, egpu::Backend backend, bool pin_c, Form f,
+              bool with_leaf = false) {
   Problem<S> p(m, n, k);
   const egpu::Options opt = p.options(config, backend);
   const std::string base = p.text() + " " + backend_name(backend) + " " + config.name + (pin_c ? " pinned C " : " C ") +
-                           (std::is_same_v<CMat, RowMat<S>> ? "row-major " : "") + form_name(f);
+                           (std::is_same_v<CMat, RowMat<S>> ? "row-major " : "") + form_name(f) +
+                           (with_leaf ? " gpu(A * B + D)" : " gpu(A * B)");
   const CMat c_start = random_matrix<CMat>(p.m, p.n);
+  const Mat<S> leaf = random_matrix<Mat<S>>(p.m, p.n);
+  // What C +-= A * B is checked against: C +-= D first.
+  const CMat c_expect = !with_leaf ? c_start : f == Form::add ? CMat(c_start + leaf) : CMat(c_start - leaf);
   CMat c = c_start;
   egpu::PinGuard guard;
   if (pin_c) guard = egpu::pin(c);
   auto run = [&](CMat& dst) {
-    if (f == Form::add) dst += egpu::gpu(p.a * p.b, opt);
-    else dst -= egpu::gpu(p.a * p.b, opt);
+    if (with_leaf) {
+      if (f == Form::add) dst += egpu::gpu(p.a * p.b + leaf, opt);
+      else dst -= egpu::gpu(p.a * p.b + leaf, opt);
+    } else if (f == Form::add) {
+      dst += egpu::gpu(p.a * p.b, opt);
+    } else {
+      dst -= egpu::gpu(p.a * p.b, opt);
+    }
   };
   // Warm-up: pools and handles are set up by a call that succeeds.
   run(c);
-  check(p, c, f, S(1), c_start, base + " (warm-up)");
+  check(p, c, f, S(1), c_expect, base + " (warm-up)");
   c = c_start;
 
   std::size_t pinned_after_first_failure = 0;
@@ -368,7 +384,7 @@ void failures(Index m, Index n, Index k, const Config& config, egpu::Backend bac
                       << " before, " << pinned_after_first_failure << " after the first failure)");
     } else if (!r.other_exception) {
       ++succeeded;
-      check(p, c, f, S(1), c_start, what + " (the call succeeded)");
+      check(p, c, f, S(1), c_expect, what + " (the call succeeded)");
     }
     c = c_start;
     return r.threw;
@@ -408,11 +424,183 @@ void failures(Index m, Index n, Index k, const Config& config, egpu::Backend bac
   // Disarmed, the library still works: a fresh product with other options too.
   c = c_start;
   run(c);
-  check(p, c, f, S(1), c_start, base + " after the failures");
+  check(p, c, f, S(1), c_expect, base + " after the failures");
   Mat<S> d(p.m, p.n);
   poison(d);
   d.noalias() = egpu::gpu(p.a * p.b);
   check(p, d, Form::noalias_assign, S(1), c_start, base + " then a default call");
+}
+
+// ---- f(A * B, D, ...): one GEMM whose tiles go through f on the device ----
+
+// Element by element against the expression on CPU Eigen over the product
+// in wider precision: |got - expected| <= kRatioLimit * eps * allowance,
+// where allowance = sensitivity * k (|A| |B|) + the other terms' magnitudes
+// + |expected| (the product's classical bound, scaled by how much f
+// amplifies it there, plus one rounding per operation of f).
+template <class S> struct Fused {
+  using W = wider_t<S>;
+  using R = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>;
+  const Problem<S>& p;
+  R abs_ab;  // k (|A| |B|)
+  Mat<S> d, e;
+  RowMat<S> d_row;
+  Mat<S> dt;  // D^T, read transposed
+  Mat<float> df;
+  Eigen::Matrix<S, Eigen::Dynamic, 1> v;
+  Mat<S> big;  // E is its strided block (2, 3)
+
+  explicit Fused(const Problem<S>& problem) : p(problem) {
+    abs_ab = double(p.k) * (p.a.cwiseAbs().template cast<double>() * p.b.cwiseAbs().template cast<double>());
+    d = random_matrix<Mat<S>>(p.m, p.n);
+    d_row = d;
+    dt = random_matrix<Mat<S>>(p.n, p.m);
+    df = random_matrix<Mat<float>>(p.m, p.n);
+    v = random_matrix<Eigen::Matrix<S, Eigen::Dynamic, 1>>(p.m, 1);
+    big = random_matrix<Mat<S>>(p.m + 5, p.n + 4);
+  }
+  auto block() const { return big.block(2, 3, p.m, p.n); }
+  Mat<W> ab() const { return p.ab; }
+  static R mag(const Mat<W>& x) { return x.cwiseAbs().template cast<double>(); }
+  template <class X> static R mag_of(const X& x) { return x.template cast<W>().cwiseAbs().template cast<double>(); }
+};
+
+// A destination form (rotated through the expressions): `=` into a
+// poisoned matrix, +=, -= into a row-major one, `=` into a strided block.
+enum class FusedDst { assign, add, sub_row_major, block };
+constexpr FusedDst kFusedDsts[] = {FusedDst::assign, FusedDst::add, FusedDst::sub_row_major, FusedDst::block};
+const char* fused_dst_name(FusedDst d) {
+  switch (d) {
+    case FusedDst::assign: return "C =";
+    case FusedDst::add: return "C +=";
+    case FusedDst::sub_row_major: return "row-major C -=";
+    default: return "Block C =";
+  }
+}
+
+// Counts the elements outside the bound (NaN and poison count); returns the
+// worst ratio.
+template <class Got, class W>
+double check_elements(const Got& got, const Mat<W>& expected, const Eigen::MatrixXd& allowance, double eps,
+                      const std::string& what) {
+  double worst = 0;
+  Index bad = 0;
+  for (Index j = 0; j < expected.cols(); ++j)
+    for (Index i = 0; i < expected.rows(); ++i) {
+      const double err = std::abs(std::complex<double>(got(i, j)) - std::complex<double>(expected(i, j)));
+      const double ratio = err / (eps * (allowance(i, j) + std::abs(std::complex<double>(expected(i, j)))) +
+                                  std::numeric_limits<double>::min());
+      if (!(ratio <= kRatioLimit)) ++bad;
+      worst = std::max(worst, ratio != ratio ? 1e300 : ratio);
+    }
+  BOOST_TEST(bad == 0, what << ": " << bad << " elements outside the bound, worst ratio " << worst);
+  return worst;
+}
+
+// Runs `gpu_value` (the GPU result of the expression, assigned through
+// `dst_form`) and checks it against `expected` of the expression alone.
+template <class S, class Run>
+double fused_case(const Fused<S>& x, FusedDst dst_form, const Mat<wider_t<S>>& value, const Eigen::MatrixXd& allowance,
+                  const Run& run, const std::string& what) {
+  using W = wider_t<S>;
+  const double eps = static_cast<double>(std::numeric_limits<real_t<S>>::epsilon()) * eps_scale();
+  const std::string name = what + " " + fused_dst_name(dst_form);
+  switch (dst_form) {
+    case FusedDst::assign: {
+      Mat<S> c(x.p.m, x.p.n);
+      poison(c);
+      run([&](const auto& g) { c = g; });
+      return check_elements(c, value, allowance, eps, name);
+    }
+    case FusedDst::add: {
+      Mat<S> c = random_matrix<Mat<S>>(x.p.m, x.p.n);
+      const Mat<W> expected = c.template cast<W>() + value;
+      run([&](const auto& g) { c += g; });
+      return check_elements(c, expected, allowance + Fused<S>::mag(c.template cast<W>()), eps, name);
+    }
+    case FusedDst::sub_row_major: {
+      RowMat<S> c = random_matrix<RowMat<S>>(x.p.m, x.p.n);
+      const Mat<W> expected = c.template cast<W>() - value;
+      run([&](const auto& g) { c -= g; });
+      return check_elements(c, expected, allowance + Fused<S>::mag(Mat<W>(c.template cast<W>())), eps, name);
+    }
+    default: {
+      Mat<S> big = random_matrix<Mat<S>>(x.p.m + 4, x.p.n + 6);
+      poison(big.block(3, 1, x.p.m, x.p.n));
+      const Mat<S> before = big;
+      run([&](const auto& g) { big.block(3, 1, x.p.m, x.p.n) = g; });
+      BOOST_TEST(outside_unchanged(big, before, 3, 1, x.p.m, x.p.n), name << ": wrote outside the Block destination");
+      return check_elements(big.block(3, 1, x.p.m, x.p.n), value, allowance, eps, name);
+    }
+  }
+}
+
+// The expressions, each through one destination form (rotating with
+// `turn`), and C read by its own expression.
+template <class S> double fused_expressions(const Fused<S>& x, const egpu::Options& opt, const std::string& what, int turn) {
+  using W = wider_t<S>;
+  using F = Fused<S>;
+  const auto& a = x.p.a;
+  const auto& b = x.p.b;
+  const Mat<W> ab = x.ab();
+  double worst = 0;
+  auto keep = [&](double r) { worst = std::max(worst, r); };
+  auto dst = [&](int i) { return kFusedDsts[(turn + i) % 4]; };
+
+  if constexpr (!is_complex_v<S>) {  // tanh(A * B): |tanh'| <= 1
+    keep(fused_case(x, dst(0), Mat<W>(ab.array().tanh().matrix()), x.abs_ab,
+                    [&](auto assign) { assign(egpu::gpu((a * b).array().tanh().matrix(), opt)); }, what + " tanh(A*B)"));
+  } else {  // conj(A * B) * 0.5 + 1
+    const Mat<W> value = (ab.conjugate().array() * W(0.5) + W(1)).matrix();
+    keep(fused_case(x, dst(0), value, Eigen::MatrixXd(x.abs_ab.array() + 1.0),
+                    [&](auto assign) { assign(egpu::gpu(((a * b).conjugate().array() * S(0.5) + S(1)).matrix(), opt)); },
+                    what + " conj(A*B)*0.5+1"));
+  }
+  {  // (A * B) .* D (row-major) + E (a strided block)
+    const Mat<W> dw = x.d.template cast<W>(), ew = x.block().template cast<W>();
+    const Mat<W> value = (ab.array() * dw.array() + ew.array()).matrix();
+    const Eigen::MatrixXd allowance = x.abs_ab.cwiseProduct(F::mag(dw)) + F::mag(ab).cwiseProduct(F::mag(dw)) + F::mag(ew);
+    keep(fused_case(x, dst(1), value, allowance,
+                    [&](auto assign) { assign(egpu::gpu(((a * b).array() * x.d_row.array() + x.block().array()).matrix(), opt)); },
+                    what + " (A*B).*D_rowmajor+E_block"));
+  }
+  {  // A * B broadcast-added to a column
+    const Mat<W> value = ab.colwise() + x.v.template cast<W>();
+    const Eigen::MatrixXd allowance = x.abs_ab + F::mag(value);
+    keep(fused_case(x, dst(2), value, allowance, [&](auto assign) { assign(egpu::gpu((a * b).colwise() + x.v, opt)); },
+                    what + " (A*B).colwise()+v"));
+  }
+  {  // A * B - DT.transpose() + float D cast
+    const Mat<W> value = ab - x.dt.transpose().template cast<W>() + x.df.template cast<S>().template cast<W>();
+    const Eigen::MatrixXd allowance = x.abs_ab + F::mag_of(x.dt.transpose()) + F::mag_of(x.df);
+    keep(fused_case(x, dst(3), value, allowance,
+                    [&](auto assign) { assign(egpu::gpu(a * b - x.dt.transpose() + x.df.template cast<S>(), opt)); },
+                    what + " A*B-DT.transpose()+Df.cast"));
+  }
+  {  // C = (A * B) - 2 C: the destination read element for element
+    Mat<S> c = random_matrix<Mat<S>>(x.p.m, x.p.n);
+    const Mat<W> c0 = c.template cast<W>();
+    const Mat<W> value = (ab.array() - W(2) * c0.array()).matrix();
+    c = egpu::gpu(((a * b).array() - S(2) * c.array()).matrix(), opt);
+    keep(check_elements(c, value, Eigen::MatrixXd(x.abs_ab + 2.0 * F::mag(c0)),
+                        static_cast<double>(std::numeric_limits<real_t<S>>::epsilon()) * eps_scale(),
+                        what + " C = (A*B)-2C"));
+  }
+  return worst;
+}
+
+template <class S> void fused_shapes(std::vector<std::array<Index, 3>> shapes) {
+  int turn = 0;
+  for (const auto& [m, n, k] : shapes) {
+    const Problem<S> p(m, n, k);
+    const Fused<S> x(p);
+    for (const Config& config : {tilings()[0], tilings()[1], tilings()[2]}) {
+      const egpu::Backend backend = kBackends[turn % 2];
+      const std::string what = p.text() + " " + backend_name(backend) + " " + config.name;
+      const double worst = fused_expressions(x, p.options(config, backend), what, turn++);
+      BOOST_TEST_MESSAGE(what << ": worst error ratio " << worst);
+    }
+  }
 }
 
 }  // namespace
@@ -454,6 +642,21 @@ BOOST_AUTO_TEST_CASE(injected_failures_leave_c_unchanged) {
                                                           Form::sub);
   failures<std::complex<float>, Mat<std::complex<float>>>(301, 410, 333, in_core, egpu::Backend::cublas, false,
                                                           Form::add);
+  failures<double, Mat<double>>(700, 555, 901, in_core, egpu::Backend::own, false, Form::add, true);
+  failures<double, RowMat<double>>(421, 333, 517, out_of_core_threads, egpu::Backend::cublas, true, Form::sub, true);
+  failures<float, Mat<float>>(700, 555, 901, out_of_core, egpu::Backend::own, false, Form::sub, true);
+}
+
+// f(A * B, D, ...) with other operands (row-major, strided, transposed,
+// broadcast, cast; the destination read as an operand), every destination
+// form, in core and out of core.
+BOOST_AUTO_TEST_CASE_TEMPLATE(functions_of_a_product_with_other_operands, S, Scalars) {
+  if constexpr (std::is_same_v<S, double>)
+    fused_shapes<S>({{1000, 777, 1500}, {257, 1, 3}, {1, 513, 1025}});
+  else if constexpr (std::is_same_v<S, float>)
+    fused_shapes<S>({{1201, 129, 2047}, {1, 1, 1}});
+  else
+    fused_shapes<S>({{600, 477, 901}, {255, 3, 517}});
 }
 
 // Two host threads, each running several out-of-core products with

@@ -234,7 +234,12 @@ inline std::string program_text(const egpu::detail::ElementwiseProgram& p) {
 // with a branch cut, of a complex value with a zero part: the sign of that
 // zero picks the side of the cut, and the signs of zeros that complex
 // products and quotients give are the formulas' (ew_prelude.cuh), not the
-// host library's.
+// host library's; (4) the program takes real or imag of a complex value
+// whose part taken is zero: the sign of that zero is the formulas' too (a
+// division of two values on the real axis gives -0 or +0 by the formula:
+// complex<float> division on the host, computed in double by the textbook
+// formula, and Smith's on the GPU give opposite signs there), and a later
+// division by it turns that sign into the sign of an infinity.
 inline bool exempt(const egpu::detail::ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
   using egpu::detail::EwOp;
   using egpu::detail::ValueKind;
@@ -243,8 +248,16 @@ inline bool exempt(const egpu::detail::ElementwiseProgram& p, std::int64_t i, st
     const bool cut = in.op == EwOp::arg || in.op == EwOp::log || in.op == EwOp::log10 || in.op == EwOp::log1p ||
                      in.op == EwOp::sqrt || in.op == EwOp::rsqrt || in.op == EwOp::pow || in.op == EwOp::asin ||
                      in.op == EwOp::acos || in.op == EwOp::atan;
-    if (!cut) continue;
+    const bool part = in.op == EwOp::real || in.op == EwOp::imag;
+    if (!cut && !part) continue;
     const EwValue& x = values[static_cast<std::size_t>(in.x)];
+    if (part) {
+      const bool real = in.op == EwOp::real;
+      if ((x.kind == ValueKind::c32 && (real ? x.cf.real() : x.cf.imag()) == 0) ||
+          (x.kind == ValueKind::c64 && (real ? x.cd.real() : x.cd.imag()) == 0))
+        return true;
+      continue;
+    }
     if (in.op == EwOp::arg && ((x.kind == ValueKind::f32 && std::isnan(x.f)) || (x.kind == ValueKind::f64 && std::isnan(x.d))))
       return true;
     if ((x.kind == ValueKind::c32 && (x.cf.real() == 0 || x.cf.imag() == 0)) ||

@@ -112,16 +112,23 @@ void gemm(const GemmDesc& desc, const Options& options) {
   validate(desc);
   egpu_test::recording::calls().push_back({desc, options});
   egpu_test::recording::fail_if_asked();
+  // With an epilogue, the product goes into a column-major temporary that
+  // the epilogue reads as its product leaf (C may be another of its leaves).
+  std::vector<std::complex<double>> product;  // wide enough for every scalar
+  GemmDesc g = desc;
+  if (desc.epilogue != nullptr) {
+    product.resize(static_cast<std::size_t>(desc.m * desc.n));
+    g.c = MatrixDesc{product.data(), desc.m, desc.n, 1, desc.m, false};
+  }
   switch (desc.scalar) {
-    case ScalarKind::f32: egpu_test::recording::naive<float>(desc); break;
-    case ScalarKind::f64: egpu_test::recording::naive<double>(desc); break;
-    case ScalarKind::c32: egpu_test::recording::naive<std::complex<float>>(desc); break;
-    case ScalarKind::c64: egpu_test::recording::naive<std::complex<double>>(desc); break;
+    case ScalarKind::f32: egpu_test::recording::naive<float>(g); break;
+    case ScalarKind::f64: egpu_test::recording::naive<double>(g); break;
+    case ScalarKind::c32: egpu_test::recording::naive<std::complex<float>>(g); break;
+    case ScalarKind::c64: egpu_test::recording::naive<std::complex<double>>(g); break;
   }
   if (desc.epilogue != nullptr) {
-    // The coefficient-wise rest, in place on the product's value.
     ElementwiseProgram f = *desc.epilogue;
-    f.leaves[0].m = desc.c;
+    f.leaves[static_cast<std::size_t>(desc.epilogue_product)].m = g.c;
     interpret(f, desc.c, desc.scalar);
   }
 }

@@ -186,7 +186,7 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
 inline bool aliases_otherwise(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar) {
   const ByteRange o = byte_range(out, scalar_size(out_scalar));
   for (const EwLeaf& leaf : program.leaves) {
-    if (!o.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar)))) continue;
+    if (leaf.m.data == nullptr || !o.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar)))) continue;
     if (leaf.scalar != out_scalar || !same_view(leaf.m, out)) return true;
   }
   return false;
@@ -230,8 +230,8 @@ bool assign_gemm_update(Dst& dst, const Xpr& xpr, const Options& options, const 
   }
 }
 
-template <class Dst, class Xpr>
-bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options);
+template <class Dst, class Xpr, class Func>
+bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options, const Func& func);
 
 // The coefficient-wise part: dst func= xpr.
 template <class Dst, class Xpr, class Func>
@@ -273,27 +273,33 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   if constexpr (gemm_update_parts<Xpr>::matches && dst_direct && kind != 0) {
     if (assign_gemm_update(dst, xpr, options, func)) return;
   }
-  if constexpr (kind == 1 && dst_direct) {
-    if (assign_with_epilogue(dst, xpr, options)) return;
+  if constexpr (kind != 0 && dst_direct) {
+    if (assign_with_epilogue(dst, xpr, options, func)) return;
   }
   if constexpr (kind == 0 || !dst_direct) {
     through_temporary();
   } else {
-    std::vector<std::shared_ptr<void>> temporaries;
-    ElementwiseProgram program = describe_elementwise(xpr, temporaries);
     constexpr ScalarKind scalar = scalar_kind_of<Scalar>::value;
     const bool resizes = dst.rows() != rows || dst.cols() != cols;
-    if (resizes || aliases_otherwise(program, describe(dst), scalar)) {
-      // Eigen's `=` evaluates an aliased expression first; so does egpu for
-      // every form (a leaf overlapping dst any other way would be
-      // overwritten while still being read). A resize frees dst's memory.
-      if (!resizes) return through_temporary();
-      bool reads_dst = false;
-      const ByteRange old = byte_range(describe(dst), scalar_size(scalar));
-      for (const EwLeaf& leaf : program.leaves) reads_dst = reads_dst || old.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar)));
-      if (reads_dst) return through_temporary();
-      dst.resize(rows, cols);
+    {
+      // Where the leaves are, products not computed yet: Eigen's `=`
+      // evaluates an aliased expression first; so does egpu for every form
+      // (a leaf overlapping dst any other way would be overwritten while
+      // still being read). A resize frees dst's memory.
+      std::vector<std::shared_ptr<void>> none;
+      const ElementwiseProgram shape = describe_elementwise(xpr, none, true);
+      if (!resizes && aliases_otherwise(shape, describe(dst), scalar)) return through_temporary();
+      if (resizes) {
+        const ByteRange old = byte_range(describe(dst), scalar_size(scalar));
+        for (const EwLeaf& leaf : shape.leaves)
+          if (leaf.m.data != nullptr && old.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar))))
+            return through_temporary();
+      }
     }
+    // Products computed into temporaries here, before a resize: they may read dst.
+    std::vector<std::shared_ptr<void>> temporaries;
+    ElementwiseProgram program = describe_elementwise(xpr, temporaries);
+    if (resizes) dst.resize(rows, cols);
     if (rows == 0 || cols == 0) return;
     const MatrixDesc out = describe(dst);
     if constexpr (kind == 2 || kind == 3) {
@@ -316,40 +322,85 @@ int defer_product(const Product& product, ProgramBuilder& b, bool transposed) {
   static_assert(is_supported_scalar_v<Scalar>,
                 "egpu::gpu: scalars are float, double, std::complex<float> and std::complex<double>");
   auto call = std::make_shared<ProductCall<Product>>(product, Scalar(1));
+  const int load = transposed ? b.nowhere_leaf<Scalar>(product.cols(), product.rows())
+                              : b.nowhere_leaf<Scalar>(product.rows(), product.cols());
   DeferredProduct d;
   d.desc = &call->desc();
   d.alpha = as_complex_double(call->alpha());
   d.transposed = transposed;
+  d.leaf = b.leaf_of(load);
   d.reads = [c = call.get()](const MatrixDesc& out) { return c->reads(out); };
   b.keep_shared(call);
   b.deferred()->push_back(std::move(d));
-  return transposed ? b.nowhere_leaf<Scalar>(product.cols(), product.rows())
-                    : b.nowhere_leaf<Scalar>(product.rows(), product.cols());
+  return load;
 }
 
-// dst = f(A * B), f coefficient-wise over the product alone (tanh(A * B),
-// 2 * (A * B) + 1): one GEMM whose tiles go through f on the device before
-// they come down. Returns false (nothing done) for any other expression, or
-// when the product reads dst (the general path keeps Eigen's aliasing rule).
-template <class Dst, class Xpr>
-bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options) {
+// dst func= f(A * B, D, ...), f coefficient-wise (tanh(A * B),
+// (A * B).array() * D.array() + 1, A * B + D with D's scalar another): one
+// GEMM whose tiles go through f on the device before they come down, the
+// other operands' pieces of each tile going up beside it; dst is one more
+// operand for += and -=. Returns false (nothing done) for any other
+// expression: no product or several, a transposed one, one that reads dst
+// (the general path keeps the product's aliasing rule), an operand that
+// overlaps dst other than element for element.
+template <class Dst, class Xpr, class Func>
+bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options, const Func&) {
   using Scalar = typename Dst::Scalar;
+  constexpr int kind = functor_kind<Func>::value;
+  constexpr ScalarKind scalar = scalar_kind_of<Scalar>::value;
   std::vector<std::shared_ptr<void>> temporaries;
   std::vector<DeferredProduct> deferred;
   ElementwiseProgram program = describe_elementwise(xpr, temporaries, false, &deferred);
-  if (deferred.size() != 1 || program.leaves.size() != 1 || deferred[0].transposed) return false;
-  GemmDesc& desc = *deferred[0].desc;
-  constexpr ScalarKind scalar = scalar_kind_of<Scalar>::value;
+  if (deferred.size() != 1 || deferred[0].transposed) return false;
+  const DeferredProduct& product = deferred[0];
+  GemmDesc& desc = *product.desc;
+  // A nested reduction is left undone (pointing nowhere) while deferring.
+  for (std::size_t l = 0; l < program.leaves.size(); ++l)
+    if (static_cast<int>(l) != product.leaf && program.leaves[l].m.data == nullptr) return false;
   if (desc.scalar != scalar || program.code.back().type != value_kind(scalar) || desc.k == 0 || desc.m == 0 ||
-      desc.n == 0 || deferred[0].reads(describe(dst)))
+      desc.n == 0)
     return false;
-  dst.resize(desc.m, desc.n);
-  desc.c = describe(dst);
-  program.leaves[0].m = desc.c;  // a valid description; each tile's own replaces it
-  desc.alpha = deferred[0].alpha;
+  // The operands other than the product, against dst's memory (before a
+  // resize, its old memory): apart from dst itself read element for
+  // element, none may touch it.
+  auto overlaps = [&](const MatrixDesc& d, bool allow_same) {
+    const ByteRange range = byte_range(d, sizeof(Scalar));
+    for (std::size_t l = 0; l < program.leaves.size(); ++l) {
+      const EwLeaf& leaf = program.leaves[l];
+      if (static_cast<int>(l) == product.leaf || !range.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar))))
+        continue;
+      if (!allow_same || leaf.scalar != scalar || !same_view(leaf.m, d)) return 2;
+      return 1;
+    }
+    return 0;
+  };
+  const bool resizes = dst.rows() != desc.m || dst.cols() != desc.n;
+  if (resizes) {
+    const MatrixDesc old = describe(dst);
+    if (overlaps(old, false) != 0 || product.reads(old)) return false;
+    dst.resize(desc.m, desc.n);
+  }
+  const MatrixDesc out = describe(dst);
+  const int read = overlaps(out, true);
+  if (read == 2 || product.reads(out)) return false;
+  bool reads_c = read == 1;
+  if constexpr (kind == 2 || kind == 3) {
+    // dst += f is dst = dst + f: dst is read as a leaf, element for element.
+    const int value = static_cast<int>(program.code.size()) - 1;
+    program.leaves.push_back(EwLeaf{scalar, out});
+    const int old = emit(program, EwOp::load, value_kind(scalar), -1, -1, -1,
+                         static_cast<int>(program.leaves.size()) - 1);
+    emit(program, kind == 2 ? EwOp::add : EwOp::sub, value_kind(scalar), old, value);
+    reads_c = true;
+  }
+  desc.c = out;
+  program.leaves[static_cast<std::size_t>(product.leaf)].m = out;  // a valid description; each tile's own replaces it
+  desc.alpha = product.alpha;
   desc.beta = 0.0;
   desc.beta_is_zero = true;
   desc.epilogue = &program;
+  desc.epilogue_product = product.leaf;
+  desc.epilogue_reads_c = reads_c;
   gemm(desc, options);
   return true;
 }

@@ -135,6 +135,7 @@ struct DeferredProduct {
   GemmDesc* desc = nullptr;
   std::complex<double> alpha;
   bool transposed = false;
+  int leaf = -1;  // the program's leaf that stands for the product's value
   // Whether the product reads memory that `out` overlaps.
   std::function<bool(const MatrixDesc&)> reads;
 };
@@ -166,6 +167,8 @@ class ProgramBuilder {
     return detail::emit(m_program, op, type, x, y, z, index);
   }
   ValueKind type_of(int instr) const { return m_program.code[static_cast<std::size_t>(instr)].type; }
+  // The leaf a load instruction reads.
+  int leaf_of(int load) const { return m_program.code[static_cast<std::size_t>(load)].index; }
 
   // A leaf: x as it is, or transposed.
   template <class X>
@@ -186,6 +189,15 @@ class ProgramBuilder {
     d.cols = cols;
     if (transposed) transpose(d);
     return load(EwLeaf{scalar_kind_of<S>::value, d}, value_kind_of<S>::value);
+  }
+  // A subexpression evaluated into the temporary make() returns (by Eigen,
+  // or by egpu's GEMM or reduction), as a leaf; describing only where the
+  // leaves are, a leaf that points nowhere (a fresh temporary overlaps
+  // nothing) and nothing evaluated.
+  template <class S, class Make>
+  int temporary_leaf(Eigen::Index rows, Eigen::Index cols, bool transposed, Make&& make) {
+    if (m_shape_only) return transposed ? nowhere_leaf<S>(cols, rows) : nowhere_leaf<S>(rows, cols);
+    return leaf(keep(make()), transposed);
   }
   // Keeps an evaluated subexpression alive for as long as the program.
   template <class Plain>
@@ -237,7 +249,7 @@ struct ew_node {
     if constexpr (has_direct_access_v<Xpr>) {
       return b.leaf(x, transposed);
     } else {
-      return b.leaf(b.keep(typename Xpr::PlainObject(x)), transposed);
+      return b.temporary_leaf<S>(x.rows(), x.cols(), transposed, [&] { return typename Xpr::PlainObject(x); });
     }
   }
 };
@@ -322,7 +334,8 @@ struct ew_node<Eigen::Replicate<X, RowFactor, ColFactor>> {
       const bool cols_ok = v.cols() == 1 || v.cols() == x.cols();
       if (rows_ok && cols_ok) return b.broadcast_leaf(v, x.rows(), x.cols(), transposed);
     }
-    return b.leaf(b.keep(typename Xpr::PlainObject(x)), transposed);
+    return b.temporary_leaf<typename Xpr::Scalar>(x.rows(), x.cols(), transposed,
+                                                  [&] { return typename Xpr::PlainObject(x); });
   }
 };
 
@@ -338,9 +351,8 @@ template <class L, class R, int Option>
 struct ew_node<Eigen::Product<L, R, Option>> {
   static int emit(const Eigen::Product<L, R, Option>& x, ProgramBuilder& b, bool transposed) {
     using S = typename Eigen::Product<L, R, Option>::Scalar;
-    if (b.shape_only()) return transposed ? b.nowhere_leaf<S>(x.cols(), x.rows()) : b.nowhere_leaf<S>(x.rows(), x.cols());
     if (b.deferred() != nullptr) return defer_product(x, b, transposed);
-    return b.leaf(b.keep(product_on_gpu(x)), transposed);
+    return b.temporary_leaf<S>(x.rows(), x.cols(), transposed, [&] { return product_on_gpu(x); });
   }
 };
 

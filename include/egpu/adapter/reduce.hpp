@@ -210,8 +210,8 @@ struct ew_node<Eigen::PartialReduxExpr<M, Op, Direction>> {
   static int emit(const Xpr& x, ProgramBuilder& b, bool transposed) {
     using S = typename Xpr::Scalar;
     (void)sizeof(egpu_gpu_cannot_run_this_partial_reduction<Op>);
-    if (b.shape_only() || b.deferred() != nullptr) return transposed ? b.nowhere_leaf<S>(x.cols(), x.rows()) : b.nowhere_leaf<S>(x.rows(), x.cols());
-    return b.leaf(b.keep(partial_reduction_on_gpu(x, Options())), transposed);
+    if (b.deferred() != nullptr) return transposed ? b.nowhere_leaf<S>(x.cols(), x.rows()) : b.nowhere_leaf<S>(x.rows(), x.cols());
+    return b.temporary_leaf<S>(x.rows(), x.cols(), transposed, [&] { return partial_reduction_on_gpu(x, Options()); });
   }
 };
 

@@ -43,11 +43,17 @@ struct GemmDesc {
   MatrixDesc a, b, c;
   std::complex<double> alpha{1.0, 0.0}, beta{0.0, 0.0};
   bool beta_is_zero = true;
-  // When set: C = f(alpha * A * B), f a coefficient-wise program of one leaf
-  // (the product's value, of the scalar type) whose value has the scalar
-  // type, applied to each tile on the device before it comes down. Needs
-  // beta_is_zero and k > 0.
+  // When set: C = f(alpha * A * B, D, ...), f a coefficient-wise program
+  // of C's shape whose value has the scalar type. Its leaf
+  // `epilogue_product` (of the scalar type; its description is not read)
+  // is the product's value; the other leaves are matrices in host memory
+  // that overlap C at most as C itself, element for element, and then
+  // `epilogue_reads_c` is set (C is read before it is written, and is
+  // unchanged when the call throws). f is applied to each tile on the device
+  // before it comes down. Needs beta_is_zero and k > 0.
   const ElementwiseProgram* epilogue = nullptr;
+  int epilogue_product = 0;
+  bool epilogue_reads_c = false;
 };
 
 // Checks the descriptor (sizes agree, strides reach every element without the
