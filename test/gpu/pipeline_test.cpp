@@ -465,10 +465,10 @@ template <class S> struct Fused {
   template <class X> static R mag_of(const X& x) { return x.template cast<W>().cwiseAbs().template cast<double>(); }
 };
 
-// A destination form (rotated through the expressions): `=` into a
+// A destination form, one per expression (each form a compile-time choice,
+// so that the test instantiates one assignment per expression): `=` into a
 // poisoned matrix, +=, -= into a row-major one, `=` into a strided block.
 enum class FusedDst { assign, add, sub_row_major, block };
-constexpr FusedDst kFusedDsts[] = {FusedDst::assign, FusedDst::add, FusedDst::sub_row_major, FusedDst::block};
 const char* fused_dst_name(FusedDst d) {
   switch (d) {
     case FusedDst::assign: return "C =";
@@ -499,45 +499,40 @@ double check_elements(const Got& got, const Mat<W>& expected, const Eigen::Matri
 
 // Runs `gpu_value` (the GPU result of the expression, assigned through
 // `dst_form`) and checks it against `expected` of the expression alone.
-template <class S, class Run>
-double fused_case(const Fused<S>& x, FusedDst dst_form, const Mat<wider_t<S>>& value, const Eigen::MatrixXd& allowance,
-                  const Run& run, const std::string& what) {
+template <FusedDst Form, class S, class Run>
+double fused_case(const Fused<S>& x, const Mat<wider_t<S>>& value, const Eigen::MatrixXd& allowance, const Run& run,
+                  const std::string& what) {
   using W = wider_t<S>;
   const double eps = static_cast<double>(std::numeric_limits<real_t<S>>::epsilon()) * eps_scale();
-  const std::string name = what + " " + fused_dst_name(dst_form);
-  switch (dst_form) {
-    case FusedDst::assign: {
-      Mat<S> c(x.p.m, x.p.n);
-      poison(c);
-      run([&](const auto& g) { c = g; });
-      return check_elements(c, value, allowance, eps, name);
-    }
-    case FusedDst::add: {
-      Mat<S> c = random_matrix<Mat<S>>(x.p.m, x.p.n);
-      const Mat<W> expected = c.template cast<W>() + value;
-      run([&](const auto& g) { c += g; });
-      return check_elements(c, expected, allowance + Fused<S>::mag(c.template cast<W>()), eps, name);
-    }
-    case FusedDst::sub_row_major: {
-      RowMat<S> c = random_matrix<RowMat<S>>(x.p.m, x.p.n);
-      const Mat<W> expected = c.template cast<W>() - value;
-      run([&](const auto& g) { c -= g; });
-      return check_elements(c, expected, allowance + Fused<S>::mag(Mat<W>(c.template cast<W>())), eps, name);
-    }
-    default: {
-      Mat<S> big = random_matrix<Mat<S>>(x.p.m + 4, x.p.n + 6);
-      poison(big.block(3, 1, x.p.m, x.p.n));
-      const Mat<S> before = big;
-      run([&](const auto& g) { big.block(3, 1, x.p.m, x.p.n) = g; });
-      BOOST_TEST(outside_unchanged(big, before, 3, 1, x.p.m, x.p.n), name << ": wrote outside the Block destination");
-      return check_elements(big.block(3, 1, x.p.m, x.p.n), value, allowance, eps, name);
-    }
+  const std::string name = what + " " + fused_dst_name(Form);
+  if constexpr (Form == FusedDst::assign) {
+    Mat<S> c(x.p.m, x.p.n);
+    poison(c);
+    run([&](const auto& g) { c = g; });
+    return check_elements(c, value, allowance, eps, name);
+  } else if constexpr (Form == FusedDst::add) {
+    Mat<S> c = random_matrix<Mat<S>>(x.p.m, x.p.n);
+    const Mat<W> expected = c.template cast<W>() + value;
+    run([&](const auto& g) { c += g; });
+    return check_elements(c, expected, allowance + Fused<S>::mag(c.template cast<W>()), eps, name);
+  } else if constexpr (Form == FusedDst::sub_row_major) {
+    RowMat<S> c = random_matrix<RowMat<S>>(x.p.m, x.p.n);
+    const Mat<W> expected = c.template cast<W>() - value;
+    run([&](const auto& g) { c -= g; });
+    return check_elements(c, expected, allowance + Fused<S>::mag(Mat<W>(c.template cast<W>())), eps, name);
+  } else {
+    Mat<S> big = random_matrix<Mat<S>>(x.p.m + 4, x.p.n + 6);
+    poison(big.block(3, 1, x.p.m, x.p.n));
+    const Mat<S> before = big;
+    run([&](const auto& g) { big.block(3, 1, x.p.m, x.p.n) = g; });
+    BOOST_TEST(outside_unchanged(big, before, 3, 1, x.p.m, x.p.n), name << ": wrote outside the Block destination");
+    return check_elements(big.block(3, 1, x.p.m, x.p.n), value, allowance, eps, name);
   }
 }
 
-// The expressions, each through one destination form (rotating with
-// `turn`), and C read by its own expression.
-template <class S> double fused_expressions(const Fused<S>& x, const egpu::Options& opt, const std::string& what, int turn) {
+// The expressions, each through its destination form, and C read by its
+// own expression.
+template <class S> double fused_expressions(const Fused<S>& x, const egpu::Options& opt, const std::string& what) {
   using W = wider_t<S>;
   using F = Fused<S>;
   const auto& a = x.p.a;
@@ -545,14 +540,13 @@ template <class S> double fused_expressions(const Fused<S>& x, const egpu::Optio
   const Mat<W> ab = x.ab();
   double worst = 0;
   auto keep = [&](double r) { worst = std::max(worst, r); };
-  auto dst = [&](int i) { return kFusedDsts[(turn + i) % 4]; };
 
   if constexpr (!is_complex_v<S>) {  // tanh(A * B): |tanh'| <= 1
-    keep(fused_case(x, dst(0), Mat<W>(ab.array().tanh().matrix()), x.abs_ab,
+    keep(fused_case<FusedDst::assign>(x, Mat<W>(ab.array().tanh().matrix()), x.abs_ab,
                     [&](auto assign) { assign(egpu::gpu((a * b).array().tanh().matrix(), opt)); }, what + " tanh(A*B)"));
   } else {  // conj(A * B) * 0.5 + 1
     const Mat<W> value = (ab.conjugate().array() * W(0.5) + W(1)).matrix();
-    keep(fused_case(x, dst(0), value, Eigen::MatrixXd(x.abs_ab.array() + 1.0),
+    keep(fused_case<FusedDst::assign>(x, value, Eigen::MatrixXd(x.abs_ab.array() + 1.0),
                     [&](auto assign) { assign(egpu::gpu(((a * b).conjugate().array() * S(0.5) + S(1)).matrix(), opt)); },
                     what + " conj(A*B)*0.5+1"));
   }
@@ -560,20 +554,20 @@ template <class S> double fused_expressions(const Fused<S>& x, const egpu::Optio
     const Mat<W> dw = x.d.template cast<W>(), ew = x.block().template cast<W>();
     const Mat<W> value = (ab.array() * dw.array() + ew.array()).matrix();
     const Eigen::MatrixXd allowance = x.abs_ab.cwiseProduct(F::mag(dw)) + F::mag(ab).cwiseProduct(F::mag(dw)) + F::mag(ew);
-    keep(fused_case(x, dst(1), value, allowance,
+    keep(fused_case<FusedDst::add>(x, value, allowance,
                     [&](auto assign) { assign(egpu::gpu(((a * b).array() * x.d_row.array() + x.block().array()).matrix(), opt)); },
                     what + " (A*B).*D_rowmajor+E_block"));
   }
   {  // A * B broadcast-added to a column
     const Mat<W> value = ab.colwise() + x.v.template cast<W>();
     const Eigen::MatrixXd allowance = x.abs_ab + F::mag(value);
-    keep(fused_case(x, dst(2), value, allowance, [&](auto assign) { assign(egpu::gpu((a * b).colwise() + x.v, opt)); },
+    keep(fused_case<FusedDst::sub_row_major>(x, value, allowance, [&](auto assign) { assign(egpu::gpu((a * b).colwise() + x.v, opt)); },
                     what + " (A*B).colwise()+v"));
   }
   {  // A * B - DT.transpose() + float D cast
     const Mat<W> value = ab - x.dt.transpose().template cast<W>() + x.df.template cast<S>().template cast<W>();
     const Eigen::MatrixXd allowance = x.abs_ab + F::mag_of(x.dt.transpose()) + F::mag_of(x.df);
-    keep(fused_case(x, dst(3), value, allowance,
+    keep(fused_case<FusedDst::block>(x, value, allowance,
                     [&](auto assign) { assign(egpu::gpu(a * b - x.dt.transpose() + x.df.template cast<S>(), opt)); },
                     what + " A*B-DT.transpose()+Df.cast"));
   }
@@ -597,7 +591,8 @@ template <class S> void fused_shapes(std::vector<std::array<Index, 3>> shapes) {
     for (const Config& config : {tilings()[0], tilings()[1], tilings()[2]}) {
       const egpu::Backend backend = kBackends[turn % 2];
       const std::string what = p.text() + " " + backend_name(backend) + " " + config.name;
-      const double worst = fused_expressions(x, p.options(config, backend), what, turn++);
+      const double worst = fused_expressions(x, p.options(config, backend), what);
+      ++turn;
       BOOST_TEST_MESSAGE(what << ": worst error ratio " << worst);
     }
   }
