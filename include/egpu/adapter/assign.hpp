@@ -192,6 +192,19 @@ inline bool aliases_otherwise(const ElementwiseProgram& program, const MatrixDes
   return false;
 }
 
+// For += and -= (Kind 2, 3): dst += f is dst = dst + f, so dst becomes one
+// more leaf of the program, read element for element.
+template <int Kind>
+void read_destination(ElementwiseProgram& program, const MatrixDesc& out, ScalarKind scalar) {
+  if constexpr (Kind == 2 || Kind == 3) {
+    const int value = static_cast<int>(program.code.size()) - 1;
+    program.leaves.push_back(EwLeaf{scalar, out});
+    const int old =
+        emit(program, EwOp::load, value_kind(scalar), -1, -1, -1, static_cast<int>(program.leaves.size()) - 1);
+    emit(program, Kind == 2 ? EwOp::add : EwOp::sub, value_kind(scalar), old, value);
+  }
+}
+
 // dst func= alpha * (A * B) + beta * dst as one GEMM with its beta, when the
 // matrix term is dst itself (the same elements, same layout) and the
 // product's operands do not overlap dst; returns false otherwise (the caller
@@ -302,14 +315,7 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
     if (resizes) dst.resize(rows, cols);
     if (rows == 0 || cols == 0) return;
     const MatrixDesc out = describe(dst);
-    if constexpr (kind == 2 || kind == 3) {
-      // dst += xpr is dst = dst + xpr: dst is read as a leaf, element for element.
-      const int value = static_cast<int>(program.code.size()) - 1;
-      program.leaves.push_back(EwLeaf{scalar, out});
-      const int old = emit(program, EwOp::load, value_kind(scalar), -1, -1, -1,
-                           static_cast<int>(program.leaves.size()) - 1);
-      emit(program, kind == 2 ? EwOp::add : EwOp::sub, value_kind(scalar), old, value);
-    }
+    read_destination<kind>(program, out, scalar);
     elementwise(program, out, scalar, kind != 1, options);
   }
 }
@@ -383,16 +389,8 @@ bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options, cons
   const MatrixDesc out = describe(dst);
   const int read = overlaps(out, true);
   if (read == 2 || product.reads(out)) return false;
-  bool reads_c = read == 1;
-  if constexpr (kind == 2 || kind == 3) {
-    // dst += f is dst = dst + f: dst is read as a leaf, element for element.
-    const int value = static_cast<int>(program.code.size()) - 1;
-    program.leaves.push_back(EwLeaf{scalar, out});
-    const int old = emit(program, EwOp::load, value_kind(scalar), -1, -1, -1,
-                         static_cast<int>(program.leaves.size()) - 1);
-    emit(program, kind == 2 ? EwOp::add : EwOp::sub, value_kind(scalar), old, value);
-    reads_c = true;
-  }
+  read_destination<kind>(program, out, scalar);
+  const bool reads_c = read == 1 || kind == 2 || kind == 3;
   desc.c = out;
   program.leaves[static_cast<std::size_t>(product.leaf)].m = out;  // a valid description; each tile's own replaces it
   desc.alpha = product.alpha;
