@@ -1,7 +1,7 @@
 // gemm_probe: checks egpu::kernels::gemm_tiled against a float64 reference
 // kernel and cuBLAS on many random shapes, then times it against cuBLAS.
 //
-// Build (from the repository root):
+// Build (from the repository root), configured with -DEGPU_BUILD_TOOLS=ON:
 //   cmake --build <build> --target egpu-gemm-probe
 // It links the library's kernels from libegpu and compiles its own tiles for
 // EGPU_TOOLS_CUDA_ARCHITECTURES (default 90). Below, build-probe/gemm_probe

@@ -2,8 +2,12 @@
 # Installs what is missing, configures and builds everything into build/ and
 # runs the whole test suite; ends with ctest's summary and its exit status.
 # Environment:
-#   EGPU_CUDA_ARCHITECTURES  CUDA architectures to build; default: the
-#                            project's list (sm_80/86/89/90 and PTX)
+#   EGPU_CUDA_ARCHITECTURES  CUDA architectures to build; default: those of
+#                            the GPUs on this machine, or 90 where there is
+#                            none (no device code can run there; the compile
+#                            is the check). The library's own default, the
+#                            list sm_80/86/89/90 and PTX, is what
+#                            scripts/bench.sh and an install build.
 #   EGPU_JOBS                parallel build and test jobs (default 2)
 #   EGPU_BUILD_DIR           build folder (default build)
 set -euo pipefail
@@ -14,13 +18,15 @@ started=$SECONDS
 egpu_find_nvcc
 export CUDACXX=$NVCC
 
-arch_flag=()
-[ -z "${EGPU_CUDA_ARCHITECTURES:-}" ] || arch_flag=(-DCMAKE_CUDA_ARCHITECTURES="$EGPU_CUDA_ARCHITECTURES")
+# The tests run on this machine's GPUs only: compile for those.
+archs=${EGPU_CUDA_ARCHITECTURES:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+  tr -d '. ' | grep -E '^[0-9]+$' | sort -u | paste -sd ';' || true)}
+archs=${archs:-90}
 jobs=${EGPU_JOBS:-2}
 build_dir=${EGPU_BUILD_DIR:-$EGPU_ROOT/build}
 
 cmake -S "$EGPU_ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  "${arch_flag[@]}" -DEGPU_BUILD_TESTS=ON
+  -DCMAKE_CUDA_ARCHITECTURES="$archs" -DEGPU_BUILD_TESTS=ON
 # Keep going past a failed compile so that everything else is built and
 # tested; an executable that did not build is removed (not left stale), so
 # ctest reports its tests as not run.
@@ -33,7 +39,7 @@ if [ "$build_status" -ne 0 ]; then
 fi
 
 # How long the set-up and build took; ctest's last line gives the tests' time.
-echo "test.sh: set-up and build took $((SECONDS - started)) s"
+echo "test.sh: CUDA architectures $archs; set-up and build took $((SECONDS - started)) s"
 test_status=0
 ctest --test-dir "$build_dir" --output-on-failure --no-tests=error -j "$jobs" || test_status=$?
 [ "$build_status" -eq 0 ] || exit "$build_status"
