@@ -114,6 +114,7 @@ Row run_case(const std::string& scalar, const std::string& expression, long log2
 
   std::vector<std::shared_ptr<void>> keep;
   const ed::ElementwiseProgram program = program_of<T>(expression, pa, pb, pc, rows, cols, keep);
+  ed::validate(program);  // what the library's entries do before a launch
   ed::MatrixDesc out;
   out.data = ours.p;
   out.rows = rows;

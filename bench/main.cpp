@@ -33,6 +33,9 @@ constexpr Subcommand kSubcommands[] = {
      "reductions: device-resident sum, squaredNorm, maxCoeff, (a*b).sum, colwise/rowwise sums\n"
      "                   against CUB, Eigen Tensor on GpuDevice and the copy rate, bit-identical repeats\n"
      "                   checked; host-resident egpu::gpu(a).sum() against the PCIe floor and CPU Eigen"},
+    {"resident", egpu_bench::run_resident,
+     "egpu::DeviceMatrix: products against the backend's kernel, uploads/downloads against\n"
+     "                   cudaMemcpy, a chain of small calls, an iterative kernel against host matrices and CPU Eigen"},
 };
 
 void usage(std::FILE* out) {

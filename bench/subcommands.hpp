@@ -32,4 +32,10 @@ int run_elementwise_host(int argc, char** argv);
 // and the like against the PCIe floor and CPU Eigen.
 int run_reduce(int argc, char** argv);
 
+// egpu::DeviceMatrix: products on device data against the backend's
+// kernel, uploads and downloads against cudaMemcpy, a chain of small calls
+// (host time per call, device time), an iterative kernel against the same
+// code on host matrices and CPU Eigen.
+int run_resident(int argc, char** argv);
+
 }  // namespace egpu_bench

@@ -5,6 +5,7 @@
 #include "egpu/detail/elementwise_program.hpp"
 #include "egpu/error.hpp"
 #include "executor/elementwise_executor.hpp"
+#include "executor/resident_executor.hpp"
 
 namespace egpu::detail {
 
@@ -15,6 +16,8 @@ void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, Scala
     throw egpu::error("egpu::gpu: the destination is " + std::to_string(out.rows) + "x" + std::to_string(out.cols) +
                       ", the expression " + std::to_string(program.rows) + "x" + std::to_string(program.cols));
   if (program.rows == 0 || program.cols == 0) return;
+  if (executor::touches_device(program, &out))
+    return executor::run_resident_elementwise(program, out, out_scalar, accumulates, options);
   executor::run_elementwise(program, out, out_scalar, accumulates, options);
 }
 

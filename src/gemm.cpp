@@ -4,6 +4,7 @@
 #include "egpu/detail/gemm_descriptor.hpp"
 #include "egpu/error.hpp"
 #include "executor/gemm_executor.hpp"
+#include "executor/resident_executor.hpp"
 
 namespace egpu::detail {
 namespace {
@@ -33,6 +34,7 @@ void scale_c(const GemmDesc& d) {
 void gemm(const GemmDesc& desc, const Options& options) {
   validate(desc);
   if (desc.m == 0 || desc.n == 0) return;
+  if (executor::touches_device(desc)) return executor::run_resident_gemm(desc, options);
   if (desc.k == 0) {
     switch (desc.scalar) {
       case ScalarKind::f32: return scale_c<float>(desc);

@@ -7,6 +7,7 @@
 #include "egpu/detail/reduction.hpp"
 #include "egpu/error.hpp"
 #include "executor/elementwise_executor.hpp"
+#include "executor/resident_executor.hpp"
 
 namespace egpu::detail {
 namespace {
@@ -42,6 +43,8 @@ void reduce(const ElementwiseProgram& program, const Reduction& reduction, void*
   const std::int64_t count = reduced_count(program, reduction);
   if (count == 0) return;
   if (program.rows == 0 || program.cols == 0) return reduce_nothing(program, reduction, result, count);
+  if (executor::touches_device(program, nullptr))
+    return executor::run_resident_reduction(program, reduction, result, options);
   executor::run_reduction(program, reduction, result, options);
 }
 

@@ -6,6 +6,8 @@
 //   c           = egpu::gpu(a * b + a.exp());   // one fused kernel
 //   double s    = egpu::gpu(a * b).sum();        // reduced on the GPU
 //   r           = egpu::gpu(A.colwise().norm()); // partial reductions
+//   egpu::DeviceMatrix<double> dA(A), dB = B;    // resident on the GPU
+//   dC          = egpu::gpu(dA * dB);            // queued; the host goes on
 //
 // The expression inside gpu() is described at compile time (sizes, strides,
 // transposes, conjugation and scalar factors of a product; the operations
@@ -19,6 +21,7 @@
 #include "egpu/adapter/gpu_expr.hpp"
 #include "egpu/adapter/reduce.hpp"
 #include "egpu/device.hpp"
+#include "egpu/device_matrix.hpp"
 #include "egpu/error.hpp"
 #include "egpu/options.hpp"
 #include "egpu/pin.hpp"
@@ -32,6 +35,51 @@ namespace egpu {
 template <class Derived>
 GpuExpr<Derived> gpu(const Eigen::DenseBase<Derived>& xpr, const Options& options = Options()) {
   return GpuExpr<Derived>(xpr.derived(), options);
+}
+
+// ---- DeviceMatrix's members that run through egpu::gpu ------------------------
+
+namespace detail {
+template <class X> struct is_gpu_expr : std::false_type {};
+template <class X> struct is_gpu_expr<GpuExpr<X>> : std::true_type {};
+
+template <class Dst, class Other, class Func>
+void assign_any(Dst& dst, const Other& x, const Func& func) {
+  if constexpr (is_gpu_expr<Other>::value)
+    assign(dst, x, func);
+  else
+    assign(dst, gpu(x), func);
+}
+}  // namespace detail
+
+template <class S>
+template <class Other>
+DeviceMatrix<S>& DeviceMatrix<S>::operator=(const Eigen::DenseBase<Other>& x) {
+  detail::assign_any(*this, x.derived(), Eigen::internal::assign_op<S, typename Other::Scalar>());
+  return *this;
+}
+template <class S>
+template <class Other>
+DeviceMatrix<S>& DeviceMatrix<S>::operator+=(const Eigen::DenseBase<Other>& x) {
+  detail::assign_any(*this, x.derived(), Eigen::internal::add_assign_op<S, typename Other::Scalar>());
+  return *this;
+}
+template <class S>
+template <class Other>
+DeviceMatrix<S>& DeviceMatrix<S>::operator-=(const Eigen::DenseBase<Other>& x) {
+  detail::assign_any(*this, x.derived(), Eigen::internal::sub_assign_op<S, typename Other::Scalar>());
+  return *this;
+}
+template <class S>
+typename DeviceMatrix<S>::PlainObject DeviceMatrix<S>::to_host() const {
+  PlainObject h(m_rows, m_cols);
+  detail::assign(h, gpu(*this), Eigen::internal::assign_op<S, S>());
+  return h;
+}
+template <class S>
+template <class Dst>
+void DeviceMatrix<S>::copy_into(Dst& dst) const {
+  detail::assign(dst, gpu(*this), Eigen::internal::assign_op<typename Dst::Scalar, S>());
 }
 
 }  // namespace egpu

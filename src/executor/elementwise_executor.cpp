@@ -74,10 +74,6 @@ class LeafPipeline {
   std::vector<LeafSlots> m_leaves;
 };
 
-int staging_threads(const Options& options) {
-  return options.staging_threads > 0 ? options.staging_threads : hardware_threads();
-}
-
 template <class T>
 void run(detail::ElementwiseProgram program, MatrixDesc out_desc, ScalarKind out_scalar, bool accumulates,
          const Options& options) {

@@ -20,17 +20,6 @@
 namespace egpu::executor {
 namespace {
 
-template <class T>
-kernels::MathMode math_mode(Precision precision) {
-  if (!std::is_same<T, float>::value) return kernels::MathMode::exact;
-  switch (precision) {
-    case Precision::tf32: return kernels::MathMode::tf32;
-    case Precision::tf32x3: return kernels::MathMode::tf32x3;
-    case Precision::exact: break;
-  }
-  return kernels::MathMode::exact;
-}
-
 // The product with C as the kernels want it, column-major: a row-major C
 // is computed as C^T = B^T A^T, which swaps the operands and their strides.
 template <class T>
@@ -141,7 +130,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   const Problem<T> p(desc);
   runtime::Context& ctx = runtime::thread_context();
   const Streams streams(ctx, stream_count(options));
-  const int threads = options.staging_threads > 0 ? options.staging_threads : hardware_threads();
+  const int threads = staging_threads(options);
 
   std::optional<TileEpilogue> epilogue;
   if (desc.epilogue != nullptr) epilogue.emplace(desc, p.transposed, ctx);

@@ -1,6 +1,6 @@
 // The parts of the host-resident pipeline that every kind of work uses
 // (products in gemm_executor, coefficient-wise expressions in
-// elementwise_executor): the call's events and streams, the writer thread
+// elementwise_executor; the device-resident calls of resident_executor): the call's events and streams, the writer thread
 // that brings finished tiles back into the destination, the injected
 // failures of the tests.
 #pragma once
@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "egpu/detail/gemm_descriptor.hpp"
@@ -60,6 +61,24 @@ void with_element_type(detail::ScalarKind scalar, F&& f) {
     case detail::ScalarKind::c64: return f(kernels::cdouble());
   }
   throw egpu::error("unknown scalar type");
+}
+
+// The arithmetic of a product of T under `precision` (float only; the
+// other scalars run exact).
+template <class T>
+kernels::MathMode math_mode(Precision precision) {
+  if (!std::is_same<T, float>::value) return kernels::MathMode::exact;
+  switch (precision) {
+    case Precision::tf32: return kernels::MathMode::tf32;
+    case Precision::tf32x3: return kernels::MathMode::tf32x3;
+    case Precision::exact: break;
+  }
+  return kernels::MathMode::exact;
+}
+
+// Host threads that copy between pageable memory and pinned slots.
+inline int staging_threads(const Options& options) {
+  return options.staging_threads > 0 ? options.staging_threads : hardware_threads();
 }
 
 template <class T>

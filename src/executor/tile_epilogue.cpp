@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/elementwise/elementwise_source.hpp"
 #include "planner/elementwise_plan.hpp"
 
 namespace egpu::executor {
@@ -10,13 +11,7 @@ namespace {
 
 detail::ElementwiseProgram oriented(const detail::ElementwiseProgram& program, bool transposed) {
   detail::ElementwiseProgram p = program;
-  if (transposed) {
-    std::swap(p.rows, p.cols);
-    for (auto& leaf : p.leaves) {
-      std::swap(leaf.m.rows, leaf.m.cols);
-      std::swap(leaf.m.row_stride, leaf.m.col_stride);
-    }
-  }
+  if (transposed) kernels::transpose_program(p);
   return p;
 }
 

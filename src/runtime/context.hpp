@@ -1,7 +1,8 @@
 // One context per host thread: the device made current, the thread's own
 // non-blocking stream (never the legacy default stream, so products from
-// several host threads run concurrently), its cuBLAS handle and its
-// pinned staging slots.
+// several host threads run concurrently; DeviceMatrix work is queued on
+// stream(0)), its cuBLAS handle, its pinned staging slots and the names of
+// its queued operations.
 #pragma once
 
 #include <cublas_v2.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "runtime/pinned_pool.hpp"
+#include "runtime/queued_work.hpp"
 
 namespace egpu::runtime {
 
@@ -39,6 +41,8 @@ class Context {
   // a thread writing results back never waits for the uploads' slots.
   std::vector<StagingSlot>& up_ring() { return ring(m_up); }
   std::vector<StagingSlot>& down_ring() { return ring(m_down); }
+  // What the thread has queued on stream(0) without waiting (DeviceMatrix work).
+  QueuedWork& queued() { return m_queued; }
 
  private:
   std::vector<StagingSlot>& ring(std::vector<StagingSlot>& slots);
@@ -46,6 +50,7 @@ class Context {
   std::vector<cudaStream_t> m_streams;
   cublasHandle_t m_cublas = nullptr;
   std::vector<StagingSlot> m_up, m_down;
+  QueuedWork m_queued;
 };
 
 // The calling thread's context on the selected device (made current).

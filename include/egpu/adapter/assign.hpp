@@ -16,6 +16,7 @@
 #include "egpu/adapter/elementwise_parts.hpp"
 #include "egpu/adapter/gemm_update_parts.hpp"
 #include "egpu/adapter/gpu_expr.hpp"
+#include "egpu/adapter/host_view.hpp"
 #include "egpu/adapter/product_parts.hpp"
 #include "egpu/adapter/reduce.hpp"
 #include "egpu/detail/elementwise_program.hpp"
@@ -51,6 +52,10 @@ struct resizable {
       return false;
   }
 };
+template <class S>
+struct resizable<DeviceMatrix<S>> {
+  static bool to(Eigen::Index, Eigen::Index) { return true; }
+};
 template <class T>
 struct resizable<Eigen::Transpose<T>> {
   static bool to(Eigen::Index rows, Eigen::Index cols) { return resizable<T>::to(cols, rows); }
@@ -70,6 +75,33 @@ void check_destination_size(const Dst& dst, Eigen::Index rows, Eigen::Index cols
       throw error("destination is " + size_text(dst.rows(), dst.cols()) + " but the " + what + " is " +
                   size_text(rows, cols));
   }
+}
+
+// The type a result goes through before it reaches dst: host memory, or
+// device memory when dst or the expression is there.
+template <class Dst, class Xpr, class Scalar>
+using temporary_for_t = std::conditional_t<is_device_view_v<Dst> || holds_device_v<Xpr>, DeviceMatrix<Scalar>,
+                                           Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>>;
+
+template <class Dst, class Xpr, class Func>
+void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func);
+
+// dst func= value, value a temporary egpu computed: by Eigen on the host, or
+// by egpu where either is in device memory.
+template <class Dst, class Value, class Func>
+void assign_from_temporary(Dst& dst, const Value& value, const Options& options, const Func& func) {
+  if constexpr (is_device_view_v<Dst> || is_device_view_v<Value>)
+    assign_elementwise(dst, value, options, func);
+  else
+    Eigen::internal::call_assignment_no_alias(dst, value, func);
+}
+
+// `*=` and `/=` of arrays have no GPU form into device memory.
+template <class Dst, int Kind>
+constexpr void check_device_destination_functor() {
+  static_assert(!(is_device_view_v<Dst> && Kind == 0),
+                "egpu::gpu: into a DeviceMatrix the assignments are =, += and -=; write dA = egpu::gpu(dA.array() * x) "
+                "for *=");
 }
 
 template <class Scalar>
@@ -119,8 +151,10 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
   using Scalar = typename Product::Scalar;
   using Lhs = typename Product::LhsNestedCleaned;
   using Rhs = typename Product::RhsNestedCleaned;
-  using Plain = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  using Plain = temporary_for_t<Dst, Product, Scalar>;
   constexpr int kind = functor_kind<Func>::value;
+  check_device_destination_functor<Dst, kind>();
+  constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Product>;
 
   const Lhs& lhs = product.lhs();
   const Rhs& rhs = product.rhs();
@@ -137,14 +171,20 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
     Eigen::internal::call_assignment_no_alias(dst, result, func);
     return;
   } else {
-    if (!has_device()) {
-      Eigen::internal::call_assignment(dst, factor * product, func);
-      return;
+    if constexpr (!on_device) {
+      // (Device operands without a device were made host views by assign.)
+      if (!has_device()) {
+        Eigen::internal::call_assignment(dst, factor * product, func);
+        return;
+      }
     }
     if (m == 0 || n == 0 || k == 0) {
       if constexpr (kind == 1) {
         dst.resize(m, n);
-        dst.setZero();
+        if constexpr (is_device_view_v<Dst>)
+          assign_elementwise(dst, Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>::Zero(m, n), options, func);
+        else
+          dst.setZero();
       }
       return;
     }
@@ -154,24 +194,23 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
     const Scalar alpha = call.alpha();
     desc.alpha = as_complex_double(kind == 3 ? Scalar(-alpha) : alpha);
 
-    constexpr bool dst_direct =
-        has_direct_access_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
+    constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
     bool aliased = false;
-    if constexpr (dst_direct) aliased = call.reads(describe(dst));
+    if constexpr (dst_direct) aliased = call.reads(describe_any(dst));
     if (!dst_direct || aliased) {
       // Eigen's rule for `=` (and what a destination without direct access
       // needs): the product goes to a temporary, then into dst.
       Plain result(m, n);
-      desc.c = describe(result);
+      desc.c = describe_any(result);
       desc.alpha = as_complex_double(alpha);
       desc.beta_is_zero = true;
       gemm(desc, options);
-      Eigen::internal::call_assignment_no_alias(dst, result, func);
+      assign_from_temporary(dst, result, options, func);
       return;
     }
     if constexpr (dst_direct) {
       if constexpr (kind == 1) dst.resize(m, n);
-      desc.c = describe(dst);
+      desc.c = describe_any(dst);
       desc.beta = kind == 1 ? 0.0 : 1.0;
       desc.beta_is_zero = kind == 1;
       gemm(desc, options);
@@ -223,7 +262,7 @@ bool assign_gemm_update(Dst& dst, const Xpr& xpr, const Options& options, const 
   if constexpr (!std::is_same_v<typename Product::Scalar, Scalar> || !std::is_same_v<CScalar, Scalar>) {
     return false;
   } else {
-    const MatrixDesc out = describe(dst), cd = describe(c);
+    const MatrixDesc out = describe_any(dst), cd = describe_any(c);
     if (!same_view(cd, out) || product.lhs().cols() != product.rhs().rows() || product.rows() != dst.rows() ||
         product.cols() != dst.cols() || product.lhs().cols() == 0 || dst.size() == 0)
       return false;
@@ -253,8 +292,12 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   static_assert(is_supported_scalar_v<Scalar>,
                 "egpu::gpu: a coefficient-wise expression's value is float, double, std::complex<float> or "
                 "std::complex<double>");
-  using Plain = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+  // The temporary of the destination's side: device memory for a device
+  // destination.
+  using Plain = std::conditional_t<is_device_view_v<Dst>, DeviceMatrix<Scalar>,
+                                   Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>>;
   constexpr int kind = functor_kind<Func>::value;
+  check_device_destination_functor<Dst, kind>();
   const Eigen::Index rows = xpr.rows(), cols = xpr.cols();
   check_destination_size<kind>(dst, rows, cols, "expression");
   // Into a temporary, then into dst the way Eigen would: other compound
@@ -263,30 +306,33 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   auto through_temporary = [&] {
     Plain result(rows, cols);
     assign_elementwise(result, xpr, options, Eigen::internal::assign_op<Scalar, Scalar>());
-    Eigen::internal::call_assignment_no_alias(dst, result, func);
+    assign_from_temporary(dst, result, options, func);
   };
-  constexpr bool dst_direct = has_direct_access_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
-  if (!has_device()) {
-    // CPU Eigen, with egpu's aliasing rule: an operand overlapping dst other
-    // than element for element is read before dst is written.
-    bool aliased = false;
-    if constexpr (has_direct_access_v<Dst>) {
-      std::vector<std::shared_ptr<void>> none;
-      aliased = aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
-                                  scalar_kind_of<typename Dst::Scalar>::value);
+  constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
+  if constexpr (!is_device_view_v<Dst> && !holds_device_v<Xpr>) {
+    // (Device operands without a device were made host views by assign.)
+    if (!has_device()) {
+      // CPU Eigen, with egpu's aliasing rule: an operand overlapping dst other
+      // than element for element is read before dst is written.
+      bool aliased = false;
+      if constexpr (has_direct_access_v<Dst>) {
+        std::vector<std::shared_ptr<void>> none;
+        aliased = aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
+                                    scalar_kind_of<typename Dst::Scalar>::value);
+      }
+      if (aliased) {
+        const typename Xpr::PlainObject value = xpr;
+        Eigen::internal::call_assignment_no_alias(dst, value, func);
+      } else {
+        Eigen::internal::call_assignment(dst, xpr, func);
+      }
+      return;
     }
-    if (aliased) {
-      const typename Xpr::PlainObject value = xpr;
-      Eigen::internal::call_assignment_no_alias(dst, value, func);
-    } else {
-      Eigen::internal::call_assignment(dst, xpr, func);
-    }
-    return;
   }
   if constexpr (gemm_update_parts<Xpr>::matches && dst_direct && kind != 0) {
     if (assign_gemm_update(dst, xpr, options, func)) return;
   }
-  if constexpr (kind != 0 && dst_direct) {
+  if constexpr (kind != 0 && dst_direct && holds_product_v<Xpr>) {
     if (assign_with_epilogue(dst, xpr, options, func)) return;
   }
   if constexpr (kind == 0 || !dst_direct) {
@@ -301,9 +347,9 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
       // still being read). A resize frees dst's memory.
       std::vector<std::shared_ptr<void>> none;
       const ElementwiseProgram shape = describe_elementwise(xpr, none, true);
-      if (!resizes && aliases_otherwise(shape, describe(dst), scalar)) return through_temporary();
+      if (!resizes && aliases_otherwise(shape, describe_any(dst), scalar)) return through_temporary();
       if (resizes) {
-        const ByteRange old = byte_range(describe(dst), scalar_size(scalar));
+        const ByteRange old = byte_range(describe_any(dst), scalar_size(scalar));
         for (const EwLeaf& leaf : shape.leaves)
           if (leaf.m.data != nullptr && old.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar))))
             return through_temporary();
@@ -314,7 +360,7 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
     ElementwiseProgram program = describe_elementwise(xpr, temporaries);
     if (resizes) dst.resize(rows, cols);
     if (rows == 0 || cols == 0) return;
-    const MatrixDesc out = describe(dst);
+    const MatrixDesc out = describe_any(dst);
     read_destination<kind>(program, out, scalar);
     elementwise(program, out, scalar, kind != 1, options);
   }
@@ -382,11 +428,11 @@ bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options, cons
   };
   const bool resizes = dst.rows() != desc.m || dst.cols() != desc.n;
   if (resizes) {
-    const MatrixDesc old = describe(dst);
+    const MatrixDesc old = describe_any(dst);
     if (overlaps(old, false) != 0 || product.reads(old)) return false;
     dst.resize(desc.m, desc.n);
   }
-  const MatrixDesc out = describe(dst);
+  const MatrixDesc out = describe_any(dst);
   const int read = overlaps(out, true);
   if (read == 2 || product.reads(out)) return false;
   read_destination<kind>(program, out, scalar);
@@ -405,12 +451,12 @@ bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options, cons
 
 // The value of a product inside a coefficient-wise expression.
 template <class Product>
-typename Product::PlainObject product_on_gpu(const Product& product) {
+product_value_t<Product> product_on_gpu(const Product& product) {
   using Parts = product_parts<Product>;
   using Scalar = typename Product::Scalar;
   static_assert(is_supported_scalar_v<Scalar>,
                 "egpu::gpu: scalars are float, double, std::complex<float> and std::complex<double>");
-  typename Product::PlainObject value(product.rows(), product.cols());
+  product_value_t<Product> value(product.rows(), product.cols());
   assign_product(value, Parts::product(product), Scalar(Parts::factor(product)), Options(),
                  Eigen::internal::assign_op<Scalar, Scalar>());
   return value;
@@ -419,6 +465,30 @@ typename Product::PlainObject product_on_gpu(const Product& product) {
 template <class Dst, class Xpr, class Func>
 void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func) {
   using Parts = product_parts<Xpr>;
+  if constexpr (is_device_view_v<Dst> || holds_device_v<Xpr>) {
+    if (!has_device()) {
+      // DeviceMatrix memory is host memory: CPU Eigen runs the same call on
+      // Maps of it. A DeviceMatrix destination that `=` resizes gets the
+      // value in new memory first (the expression may read the old).
+      if constexpr (is_device_matrix<Dst>::value && functor_kind<Func>::value == 1) {
+        if (dst.rows() != src.rows() || dst.cols() != src.cols()) {
+          Dst fresh(src.rows(), src.cols());
+          assign(fresh, src, func);
+          dst = std::move(fresh);
+          return;
+        }
+      }
+      decltype(auto) host_xpr = host_view(src.expression());
+      const GpuExpr<std::remove_cv_t<std::remove_reference_t<decltype(host_xpr)>>> host_src(host_xpr, src.options());
+      if constexpr (is_device_view_v<Dst>) {
+        auto host_dst = host_view(dst);
+        assign(host_dst, host_src, func);
+      } else {
+        assign(dst, host_src, func);
+      }
+      return;
+    }
+  }
   if constexpr (Parts::is_product) {
     const auto& product = Parts::product(src.expression());
     using Scalar = typename std::remove_reference_t<decltype(product)>::Scalar;

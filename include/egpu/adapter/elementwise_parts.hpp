@@ -1,7 +1,8 @@
 // Turns a coefficient-wise Eigen expression into the library's plain
 // ElementwiseProgram: a walk of the expression type at compile time, one
 // instruction per node. Leaves are the operands with direct access (any
-// strides, either layout, transposed, real()/imag() views); a transposed
+// strides, either layout, transposed, real()/imag() views) and views of a
+// DeviceMatrix (blocks, transposes); a transposed
 // subexpression transposes its leaves; a vector replicated along its length-one
 // side (colwise()/rowwise() broadcasting, replicate()) becomes a leaf with a
 // stride of 0; a matrix product is computed by egpu's GEMM and any other
@@ -174,7 +175,7 @@ class ProgramBuilder {
   template <class X>
   int leaf(const X& x, bool transposed) {
     using S = typename X::Scalar;
-    MatrixDesc d = describe(x);
+    MatrixDesc d = describe_any(x);
     if (transposed) transpose(d);
     return load(EwLeaf{scalar_kind_of<S>::value, d}, value_kind_of<S>::value);
   }
@@ -182,7 +183,7 @@ class ProgramBuilder {
   template <class X>
   int broadcast_leaf(const X& x, Eigen::Index rows, Eigen::Index cols, bool transposed) {
     using S = typename X::Scalar;
-    MatrixDesc d = describe(x);
+    MatrixDesc d = describe_any(x);
     if (x.rows() == 1) d.row_stride = 0;
     if (x.cols() == 1) d.col_stride = 0;
     d.rows = rows;
@@ -246,7 +247,7 @@ struct ew_node {
     static_assert(is_element_scalar_v<S>,
                   "egpu::gpu: the leaves of a coefficient-wise expression are float, double, std::complex<float> or "
                   "std::complex<double> (booleans only as comparisons inside the expression)");
-    if constexpr (has_direct_access_v<Xpr>) {
+    if constexpr (describable_v<Xpr>) {
       return b.leaf(x, transposed);
     } else {
       return b.temporary_leaf<S>(x.rows(), x.cols(), transposed, [&] { return typename Xpr::PlainObject(x); });
@@ -329,7 +330,7 @@ struct ew_node<Eigen::Replicate<X, RowFactor, ColFactor>> {
   static int emit(const Xpr& x, ProgramBuilder& b, bool transposed) {
     using Nested = std::remove_const_t<std::remove_reference_t<decltype(x.nestedExpression())>>;
     const auto& v = x.nestedExpression();
-    if constexpr (has_direct_access_v<Nested> && is_element_scalar_v<typename Nested::Scalar>) {
+    if constexpr (describable_v<Nested> && is_element_scalar_v<typename Nested::Scalar>) {
       const bool rows_ok = v.rows() == 1 || v.rows() == x.rows();
       const bool cols_ok = v.cols() == 1 || v.cols() == x.cols();
       if (rows_ok && cols_ok) return b.broadcast_leaf(v, x.rows(), x.cols(), transposed);
@@ -340,10 +341,14 @@ struct ew_node<Eigen::Replicate<X, RowFactor, ColFactor>> {
 };
 
 // A product inside the expression: computed by egpu's GEMM into a temporary
-// (adapter/assign.hpp defines it), which becomes a leaf; or, when the
-// builder defers products, described for the caller (defer_product).
+// (adapter/assign.hpp defines it; in device memory when the product reads a
+// DeviceMatrix), which becomes a leaf; or, when the builder defers
+// products, described for the caller (defer_product).
 template <class Product>
-typename Product::PlainObject product_on_gpu(const Product& product);
+using product_value_t = std::conditional_t<holds_device_v<Product>, DeviceMatrix<typename Product::Scalar>,
+                                           typename Product::PlainObject>;
+template <class Product>
+product_value_t<Product> product_on_gpu(const Product& product);
 template <class Product>
 int defer_product(const Product& product, ProgramBuilder& b, bool transposed);
 

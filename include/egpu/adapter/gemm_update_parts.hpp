@@ -14,13 +14,13 @@
 
 namespace egpu::detail {
 
-// A matrix with direct access under a scalar factor: C, s * C, C * s, -C.
+// A matrix egpu reads in place (describable_v) under a scalar factor: C, s * C, C * s, -C.
 template <class X, class = void>
 struct scaled_matrix {
   static constexpr bool matches = false;
 };
 template <class X>
-struct scaled_matrix<X, std::enable_if_t<has_direct_access_v<X>>> {
+struct scaled_matrix<X, std::enable_if_t<describable_v<X>>> {
   static constexpr bool matches = true;
   static const X& matrix(const X& x) { return x; }
   static typename X::Scalar factor(const X&) { return typename X::Scalar(1); }
@@ -29,7 +29,7 @@ template <class S1, class S2, class Plain, class Inner>
 struct scaled_matrix<Eigen::CwiseBinaryOp<Eigen::internal::scalar_product_op<S1, S2>,
                                           const Eigen::CwiseNullaryOp<Eigen::internal::scalar_constant_op<S1>, Plain>,
                                           const Inner>,
-                     std::enable_if_t<has_direct_access_v<Inner>>> {
+                     std::enable_if_t<describable_v<Inner>>> {
   static constexpr bool matches = true;
   template <class X> static const Inner& matrix(const X& x) { return x.rhs(); }
   template <class X> static auto factor(const X& x) { return x.lhs().functor().m_other; }
@@ -37,14 +37,14 @@ struct scaled_matrix<Eigen::CwiseBinaryOp<Eigen::internal::scalar_product_op<S1,
 template <class S1, class S2, class Plain, class Inner>
 struct scaled_matrix<Eigen::CwiseBinaryOp<Eigen::internal::scalar_product_op<S1, S2>, const Inner,
                                           const Eigen::CwiseNullaryOp<Eigen::internal::scalar_constant_op<S2>, Plain>>,
-                     std::enable_if_t<has_direct_access_v<Inner>>> {
+                     std::enable_if_t<describable_v<Inner>>> {
   static constexpr bool matches = true;
   template <class X> static const Inner& matrix(const X& x) { return x.lhs(); }
   template <class X> static auto factor(const X& x) { return x.rhs().functor().m_other; }
 };
 template <class S, class Inner>
 struct scaled_matrix<Eigen::CwiseUnaryOp<Eigen::internal::scalar_opposite_op<S>, const Inner>,
-                     std::enable_if_t<has_direct_access_v<Inner>>> {
+                     std::enable_if_t<describable_v<Inner>>> {
   static constexpr bool matches = true;
   template <class X> static const Inner& matrix(const X& x) { return x.nestedExpression(); }
   template <class X> static auto factor(const X&) { return S(-1); }

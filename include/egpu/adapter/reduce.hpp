@@ -17,6 +17,7 @@
 
 #include "egpu/adapter/describe.hpp"
 #include "egpu/adapter/elementwise_parts.hpp"
+#include "egpu/adapter/host_view.hpp"
 #include "egpu/detail/reduction.hpp"
 #include "egpu/device.hpp"
 #include "egpu/error.hpp"
@@ -39,7 +40,8 @@ R reduce_all(const Xpr& x, const Options& options, ReduceOp op, bool squared) {
   return result;
 }
 
-// GpuExpr's members, each with CPU Eigen's answer when there is no device.
+// GpuExpr's members, each with CPU Eigen's answer when there is no device
+// (on Maps of a DeviceMatrix's memory, which is then host memory).
 // minCoeff and maxCoeff propagate NaN on both paths (Eigen's default leaves
 // the result of a NaN unspecified).
 template <class Xpr>
@@ -48,20 +50,31 @@ struct FullReductions {
   using Real = typename Eigen::NumTraits<Scalar>::Real;
   static constexpr bool kNumeric = is_element_scalar_v<Scalar>;
 
+  // f(x) on CPU Eigen: true when there is no device, with the value in `value`.
+  template <class R, class F>
+  static bool on_cpu(const Xpr& x, R& value, F&& f) {
+    if (has_device()) return false;
+    value = static_cast<R>(f(host_view(x)));
+    return true;
+  }
+
   static Scalar sum(const Xpr& x, const Options& o) {
     static_assert(kNumeric, "egpu::gpu(x).sum(): x's values are float, double or complex (count() counts booleans)");
-    if (!has_device()) return x.sum();
+    Scalar v{};
+    if (on_cpu(x, v, [](const auto& h) { return h.sum(); })) return v;
     return reduce_all<Scalar>(x, o, ReduceOp::sum, false);
   }
   static Scalar prod(const Xpr& x, const Options& o) {
     static_assert(kNumeric, "egpu::gpu(x).prod(): x's values are float, double or complex");
-    if (!has_device()) return x.prod();
+    Scalar v{};
+    if (on_cpu(x, v, [](const auto& h) { return h.prod(); })) return v;
     return reduce_all<Scalar>(x, o, ReduceOp::prod, false);
   }
   static Scalar mean(const Xpr& x, const Options& o) {
     static_assert(kNumeric, "egpu::gpu(x).mean(): x's values are float, double or complex");
     if (x.size() == 0) throw error("egpu::gpu(x).mean(): x is empty");
-    if (!has_device()) return x.mean();
+    Scalar v{};
+    if (on_cpu(x, v, [](const auto& h) { return h.mean(); })) return v;
     return reduce_all<Scalar>(x, o, ReduceOp::sum, false) / Scalar(static_cast<Real>(x.size()));
   }
   template <bool Max>
@@ -69,16 +82,22 @@ struct FullReductions {
     static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
                   "egpu::gpu(x).minCoeff()/maxCoeff(): x's values are float or double (complex values have no order)");
     if (x.size() == 0) throw error(Max ? "egpu::gpu(x).maxCoeff(): x is empty" : "egpu::gpu(x).minCoeff(): x is empty");
-    if (!has_device()) return Max ? x.template maxCoeff<Eigen::PropagateNaN>() : x.template minCoeff<Eigen::PropagateNaN>();
+    Scalar v{};
+    if (on_cpu(x, v, [](const auto& h) {
+          return Max ? h.template maxCoeff<Eigen::PropagateNaN>() : h.template minCoeff<Eigen::PropagateNaN>();
+        }))
+      return v;
     return reduce_all<Scalar>(x, o, Max ? ReduceOp::max : ReduceOp::min, false);
   }
   static Real squared_norm(const Xpr& x, const Options& o) {
     static_assert(kNumeric, "egpu::gpu(x).squaredNorm()/norm(): x's values are float, double or complex");
-    if (!has_device()) return x.matrix().squaredNorm();
+    Real v{};
+    if (on_cpu(x, v, [](const auto& h) { return h.matrix().squaredNorm(); })) return v;
     return reduce_all<Real>(x, o, ReduceOp::sum, true);
   }
   static Eigen::Index count(const Xpr& x, const Options& o) {
-    if (!has_device()) return x.count();
+    Eigen::Index v{};
+    if (on_cpu(x, v, [](const auto& h) { return h.count(); })) return v;
     return static_cast<Eigen::Index>(reduce_all<std::int64_t>(x, o, ReduceOp::count, false));
   }
 };
@@ -195,11 +214,17 @@ typename Xpr::PlainObject partial_reduction_on_cpu(const Xpr& x) {
   return value;
 }
 
-// dst func= x for a partial reduction root.
+template <class Dst, class Value, class Func>
+void assign_from_temporary(Dst& dst, const Value& value, const Options& options, const Func& func);
+
+// dst func= x for a partial reduction root (on the host when neither holds
+// a DeviceMatrix and there is no device; assign makes them host views).
 template <class Dst, class Xpr, class Func>
 void assign_partial_reduction(Dst& dst, const Xpr& x, const Options& options, const Func& func) {
-  const typename Xpr::PlainObject value = has_device() ? partial_reduction_on_gpu(x, options) : partial_reduction_on_cpu(x);
-  Eigen::internal::call_assignment_no_alias(dst, value, func);
+  if constexpr (!holds_device_v<Xpr> && !is_device_view_v<Dst>) {
+    if (!has_device()) return Eigen::internal::call_assignment_no_alias(dst, partial_reduction_on_cpu(x), func);
+  }
+  assign_from_temporary(dst, partial_reduction_on_gpu(x, options), options, func);
 }
 
 // A partial reduction inside a larger coefficient-wise expression: reduced

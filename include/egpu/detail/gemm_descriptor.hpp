@@ -24,7 +24,8 @@ constexpr std::int64_t scalar_size(ScalarKind s) {
   return s == ScalarKind::f32 ? 4 : s == ScalarKind::f64 ? 8 : s == ScalarKind::c32 ? 8 : 16;
 }
 
-// A matrix in host memory: element (i, j) is data[i * row_stride + j * col_stride]
+// A matrix in host memory, or in the device's memory when `on_device` (a
+// DeviceMatrix): element (i, j) is data[i * row_stride + j * col_stride]
 // (strides in elements, any sign of layout: column-major has row_stride 1,
 // row-major col_stride 1, a transpose swaps the two). `conj` asks for the
 // complex conjugate of every element.
@@ -33,6 +34,7 @@ struct MatrixDesc {
   std::int64_t rows = 0, cols = 0;
   std::int64_t row_stride = 1, col_stride = 1;
   bool conj = false;
+  bool on_device = false;
 };
 
 // C = alpha * A * B + beta * C with A m x k, B k x n, C m x n. When
@@ -61,7 +63,9 @@ struct GemmDesc {
 void validate(const GemmDesc& desc);
 
 // Runs the product on the GPU. Throws egpu::error on any failure; when it
-// throws, C is unchanged if beta is not zero.
+// throws, C is unchanged if beta is not zero. A call whose operands or C
+// are in device memory is queued on the calling thread's stream; it waits
+// for the device only when C is in host memory.
 void gemm(const GemmDesc& desc, const Options& options);
 
 }  // namespace egpu::detail

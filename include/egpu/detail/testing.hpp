@@ -12,6 +12,11 @@ namespace egpu::detail {
 // a failed accumulating call leaves its destination unchanged.
 void inject_failure_after(int operations);
 
+// Makes the next operation the calling thread queues on DeviceMatrix data
+// fail once it has run, as an asynchronous CUDA failure would: egpu::error
+// at the next wait, naming it.
+void inject_queued_failure();
+
 // Device memory the library holds in use (allocated from the device pool
 // and not yet returned), and pinned host memory its pool holds; both go
 // back to their earlier values after a call, failed or not.

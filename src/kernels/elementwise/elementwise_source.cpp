@@ -229,12 +229,12 @@ void to_destination_order(ElementwiseProgram& program, MatrixDesc& out) {
   // are runs of memory.
   const bool row_major = out.cols > 1 && (out.rows == 1 || (out.col_stride == 1 && out.row_stride != 1));
   if (!row_major) return;
-  auto transpose = [](MatrixDesc& m) {
-    std::swap(m.rows, m.cols);
-    std::swap(m.row_stride, m.col_stride);
-  };
-  transpose(out);
-  for (auto& leaf : program.leaves) transpose(leaf.m);
+  out = transposed(out);
+  transpose_program(program);
+}
+
+void transpose_program(ElementwiseProgram& program) {
+  for (auto& leaf : program.leaves) leaf.m = transposed(leaf.m);
   std::swap(program.rows, program.cols);
 }
 

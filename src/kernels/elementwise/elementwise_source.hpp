@@ -6,6 +6,8 @@
 // compiled kernel serves every call of the same expression. No CUDA here.
 #pragma once
 
+#include <utility>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -46,6 +48,15 @@ struct EwKernelShape {
   }
   bool operator!=(const EwKernelShape& o) const { return !(*this == o); }
 };
+
+// m transposed: rows and columns, and their strides, swapped.
+inline detail::MatrixDesc transposed(detail::MatrixDesc m) {
+  std::swap(m.rows, m.cols);
+  std::swap(m.row_stride, m.col_stride);
+  return m;
+}
+// The program of the transposed expression: its shape and every leaf transposed.
+void transpose_program(detail::ElementwiseProgram& program);
 
 // The program rewritten so that its coefficients are counted in the
 // destination's storage order: a row-major destination, or a single row,
