@@ -223,9 +223,9 @@ void iterate_part(Out& out, long n, long steps, int repeats) {
   // CPU Eigen first, on a quiet host.
   const long cpu_steps = std::max<long>(2, steps / 10);
   Mat<double> xc = x0;
-  const double t0 = now_seconds();
+  const double cpu_start = now_seconds();
   for (long s = 0; s < cpu_steps; ++s) xc = (xc + dt * (a * xc).array().tanh().matrix()).eval();
-  const double cpu_s = (now_seconds() - t0) * double(steps) / double(cpu_steps);
+  const double cpu_s = (now_seconds() - cpu_start) * double(steps) / double(cpu_steps);
 
   const egpu::DeviceMatrix<double> da(a);
   egpu::DeviceMatrix<double> dx(n, n);

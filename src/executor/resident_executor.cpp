@@ -23,10 +23,19 @@ namespace {
 using detail::MatrixDesc;
 using detail::ScalarKind;
 
-bool same_view(const MatrixDesc& a, const MatrixDesc& b) {
-  return a.data == b.data && a.rows == b.rows && a.cols == b.cols && a.row_stride == b.row_stride &&
-         a.col_stride == b.col_stride;
+// How device memory is laid out for a transfer or GemmArgs: column- or
+// row-major with its leading dimension (ok false: neither).
+struct OperandLayout {
+  bool ok = false;
+  Layout layout = Layout::col_major;
+  std::int64_t ld = 0;
+};
+OperandLayout operand_layout(const MatrixDesc& d) {
+  if (d.row_stride == 1 && d.col_stride >= std::max<std::int64_t>(d.rows, 1)) return {true, Layout::col_major, d.col_stride};
+  if (d.col_stride == 1 && d.row_stride >= std::max<std::int64_t>(d.cols, 1)) return {true, Layout::row_major, d.row_stride};
+  return {};
 }
+
 
 // One call's device side, on the calling thread's stream: host operands
 // brought up into device temporaries, a host destination computed in one
@@ -51,7 +60,7 @@ class ResidentCall {
   MatrixDesc up(const MatrixDesc& d, ScalarKind scalar) {
     if (d.on_device || d.data == nullptr || d.rows == 0 || d.cols == 0) return d;
     for (const Copy& c : m_copies)
-      if (c.scalar == scalar && same_view(c.host, d)) {
+      if (c.scalar == scalar && detail::same_view(c.host, d)) {
         MatrixDesc device = c.device;
         device.conj = d.conj;
         return device;
@@ -77,13 +86,10 @@ class ResidentCall {
   bool copy_straight(const MatrixDesc& from, const MatrixDesc& to, ScalarKind scalar) {
     const MatrixDesc& dev = from.on_device ? from : to;
     const MatrixDesc& host = from.on_device ? to : from;
-    DenseShape shape;
-    if (dev.row_stride == 1 && dev.col_stride >= dev.rows)
-      shape = {Layout::col_major, dev.cols, dev.rows, dev.col_stride};
-    else if (dev.col_stride == 1 && dev.row_stride >= dev.cols)
-      shape = {Layout::row_major, dev.rows, dev.cols, dev.row_stride};
-    else
-      return false;
+    const OperandLayout l = operand_layout(dev);
+    if (!l.ok) return false;
+    const bool col_major = l.layout == Layout::col_major;
+    const DenseShape shape{l.layout, col_major ? dev.cols : dev.rows, col_major ? dev.rows : dev.cols, l.ld};
     with_element_type(scalar, [&](auto t) {
       using T = decltype(t);
       const HostMatrix<T> h = host_matrix<T>(host);
@@ -192,19 +198,6 @@ class ResidentCall {
 };
 
 // ---- products --------------------------------------------------------------------
-
-// How an operand in device memory goes into GemmArgs: column- or row-major
-// with its leading dimension.
-struct OperandLayout {
-  bool ok = false;
-  Layout layout = Layout::col_major;
-  std::int64_t ld = 0;
-};
-OperandLayout operand_layout(const MatrixDesc& d) {
-  if (d.row_stride == 1 && d.col_stride >= std::max<std::int64_t>(d.rows, 1)) return {true, Layout::col_major, d.col_stride};
-  if (d.col_stride == 1 && d.row_stride >= std::max<std::int64_t>(d.cols, 1)) return {true, Layout::row_major, d.row_stride};
-  return {};
-}
 
 // A dense copy of a device operand the backend cannot read as it is (a
 // layout neither column- nor row-major, or conjugation cuBLAS cannot do on

@@ -221,6 +221,21 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
     tiles.push_back(TileState{o.i0, o.mi, o.j0, o.nj, o.slot, std::vector<char>(p.tile_leaves.size(), 0)});
     c_slot[static_cast<std::size_t>(o.slot)] = o.tile;
   };
+  // The tile an op works on: the next new one (opened here; C must not be
+  // read, `without_upload_c` says so otherwise) or an open one, whose region
+  // the op's must be. Returns what is wrong, or nothing.
+  auto join_tile = [&](const Op& o, const char* without_upload_c) -> std::string {
+    if (o.tile < 0 || o.tile > static_cast<std::int32_t>(tiles.size())) return "tile number out of order";
+    if (o.tile == static_cast<std::int32_t>(tiles.size())) {
+      if (p.reads_c) return without_upload_c;
+      const std::string fault = new_tile_fault(o);
+      if (!fault.empty()) return fault;
+      open_tile(o);
+    }
+    const TileState& t = tiles[static_cast<std::size_t>(o.tile)];
+    if (!(t.i0 == o.i0 && t.mi == o.mi && t.j0 == o.j0 && t.nj == o.nj)) return "region is not its tile's";
+    return "";
+  };
   const std::size_t count = plan.ops.size();
   for (std::size_t at = 0; at < count && ok; ++at) {
     const Op& op = plan.ops[at];
@@ -263,14 +278,9 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
         REQUIRE_OP(op.slot >= 0 && op.slot < plan.slots_c && op.a_slot >= 0 && op.a_slot < plan.slots_a &&
                       op.b_slot >= 0 && op.b_slot < plan.slots_b,
                   "slot out of range");
-        REQUIRE_OP(op.tile >= 0 && op.tile <= static_cast<std::int32_t>(tiles.size()), "tile number out of order");
-        if (op.tile == static_cast<std::int32_t>(tiles.size())) {  // a new tile
-          REQUIRE_OP(!p.reads_c, "first multiply of a tile without its upload_c (C is read)");
-          REQUIRE_OP(new_tile_fault(op).empty(), new_tile_fault(op));
-          open_tile(op);
-        }
+        const std::string tile_fault = join_tile(op, "first multiply of a tile without its upload_c (C is read)");
+        REQUIRE_OP(tile_fault.empty(), tile_fault);
         TileState& t = tiles[static_cast<std::size_t>(op.tile)];
-        REQUIRE_OP(t.i0 == op.i0 && t.mi == op.mi && t.j0 == op.j0 && t.nj == op.nj, "region is not its tile's");
         REQUIRE_OP(op.slot == t.slot, "tile's multiplies in different C slots");
         REQUIRE_OP(!t.downloaded, "multiply into a tile already downloaded");
         REQUIRE_OP(op.p0 == t.next_p, "k pieces of the tile not in order (expected p0 = " + std::to_string(t.next_p) +
@@ -302,14 +312,10 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
       }
       case OpKind::upload_leaf: {
         REQUIRE_OP(op.leaf >= 0 && op.leaf < static_cast<std::int32_t>(p.tile_leaves.size()), "no such tile leaf");
-        REQUIRE_OP(op.tile >= 0 && op.tile <= static_cast<std::int32_t>(tiles.size()), "tile number out of order");
-        if (op.tile == static_cast<std::int32_t>(tiles.size())) {  // a new tile (its only k piece comes next)
-          REQUIRE_OP(!p.reads_c, "a leaf's piece of a tile before its upload_c (C is read)");
-          REQUIRE_OP(new_tile_fault(op).empty(), new_tile_fault(op));
-          open_tile(op);
-        }
+        // (A new tile's only k piece comes next.)
+        const std::string tile_fault = join_tile(op, "a leaf's piece of a tile before its upload_c (C is read)");
+        REQUIRE_OP(tile_fault.empty(), tile_fault);
         TileState& t = tiles[static_cast<std::size_t>(op.tile)];
-        REQUIRE_OP(t.i0 == op.i0 && t.mi == op.mi && t.j0 == op.j0 && t.nj == op.nj, "region is not its tile's");
         REQUIRE_OP(op.slot == t.slot, "a leaf's piece in another C slot than its tile's");
         REQUIRE_OP(t.next_p < p.k && !t.downloaded, "a leaf's piece after the tile's last multiply");
         REQUIRE_OP(!t.leaves_up[static_cast<std::size_t>(op.leaf)], "a leaf's piece of the tile went up twice");

@@ -129,12 +129,6 @@ MatrixDesc describe_any(const X& x) {
     return describe(x);
 }
 
-// Whether a and b are the same view of the same memory: the same first
-// element, shape and strides (element types are compared by the caller).
-inline bool same_view(const MatrixDesc& a, const MatrixDesc& b) {
-  return a.data == b.data && a.rows == b.rows && a.cols == b.cols && a.row_stride == b.row_stride &&
-         a.col_stride == b.col_stride;
-}
 
 // The bytes [first, last) a described matrix touches.
 struct ByteRange {

@@ -37,6 +37,13 @@ struct MatrixDesc {
   bool on_device = false;
 };
 
+// Whether a and b are the same view of the same memory: the same first
+// element, shape and strides (element types are compared by the caller).
+inline bool same_view(const MatrixDesc& a, const MatrixDesc& b) {
+  return a.data == b.data && a.rows == b.rows && a.cols == b.cols && a.row_stride == b.row_stride &&
+         a.col_stride == b.col_stride;
+}
+
 // C = alpha * A * B + beta * C with A m x k, B k x n, C m x n. When
 // beta_is_zero, C is write-only: its old contents (NaN included) are not read.
 struct GemmDesc {
