@@ -59,7 +59,7 @@ void inject_queued_failure() { runtime::thread_context().queued().fail_next(); }
 void synchronize() {
   if (!has_device()) return;
   runtime::Context& ctx = runtime::thread_context();
-  ctx.queued().wait(ctx.stream(0), "egpu::synchronize");
+  ctx.queued().wait(ctx.stream(0), {"egpu::synchronize"});
 }
 
 }  // namespace egpu

@@ -139,7 +139,7 @@ struct DeviceReduction::Impl {
   void find_kernels(const ElementwiseProgram& piece) {
     const kernels::EwKernelShape s = kernels::reading_shape(piece);
     if (have_kernels && s == shape) return;
-    const std::vector<cudaKernel_t> k = runtime::runtime_kernels(
+    const std::vector<cudaKernel_t>& k = runtime::runtime_kernels(
         kernels::reduction_prelude(), kernels::kernel_signature(piece, s, static_cast<int>(reduction.op)),
         [&] { return kernels::reduction_kernel_source(piece, reduction, s); },
         {kernels::kReduceInnerName, kernels::kReduceOuterName, kernels::kReduceFoldName, kernels::kReduceFinishName},

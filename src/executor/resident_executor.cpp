@@ -1,9 +1,6 @@
 #include "executor/resident_executor.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,9 +42,8 @@ class ResidentCall {
  public:
   // `what` names the call in errors: a format and up to three sizes.
   ResidentCall(const Options& options, const char* what, std::int64_t x, std::int64_t y, std::int64_t z = 0)
-      : m_ctx(runtime::thread_context()), m_stream(m_ctx.stream(0)), m_threads(staging_threads(options)) {
-    std::snprintf(m_what.data(), m_what.size(), what, static_cast<long long>(x), static_cast<long long>(y),
-                  static_cast<long long>(z));
+      : m_ctx(runtime::thread_context()), m_stream(m_ctx.stream(0)), m_threads(staging_threads(options)),
+        m_what{what, x, y, z} {
     maybe_fail();  // an injected failure: before anything is queued
   }
 
@@ -124,15 +120,16 @@ class ResidentCall {
   // call waits for it); otherwise the call returns with its work queued,
   // once page-locked host operands (read in place by DMA) have been read.
   void finish() {
-    m_ctx.queued().queued(m_what.data(), m_stream);
+    m_ctx.queued().queued(m_what, m_stream);
     if (m_host_out) with_element_type(m_out_scalar, [&](auto t) { bring_down<decltype(t)>(); });
     if (m_host_out || m_waits) {
-      m_ctx.queued().wait(m_stream, m_what.data());
+      m_ctx.queued().wait(m_stream, m_what);
     } else if (m_reads_user_memory) {
       Events events;
       const cudaEvent_t read = events.make();
       record(read, m_stream);
-      runtime::cuda_check(cudaEventSynchronize(read), m_what.data());
+      const cudaError_t status = cudaEventSynchronize(read);
+      if (status != cudaSuccess) runtime::throw_cuda(status, m_what.text().c_str());
     }
   }
 
@@ -188,8 +185,8 @@ class ResidentCall {
   runtime::Context& m_ctx;
   cudaStream_t m_stream;
   int m_threads;
-  std::array<char, runtime::QueuedWork::kNameBytes> m_what{};
-  std::deque<runtime::DeviceBuffer> m_buffers;
+  runtime::OperationName m_what;
+  std::vector<runtime::DeviceBuffer> m_buffers;  // moved as it grows: the device addresses stay
   std::vector<Copy> m_copies;
   bool m_reads_user_memory = false;
   bool m_host_out = false, m_waits = false;

@@ -14,6 +14,12 @@ constexpr std::size_t kRemembered = 256;
 constexpr std::size_t kCheckAfter = 32;
 }  // namespace
 
+std::string OperationName::text() const {
+  char buffer[128];
+  std::snprintf(buffer, sizeof buffer, format, x, y, z);
+  return buffer;
+}
+
 QueuedWork::~QueuedWork() {
   for (Entry& e : m_entries) (void)cudaEventDestroy(e.done);
   for (cudaEvent_t e : m_spare) (void)cudaEventDestroy(e);
@@ -21,7 +27,8 @@ QueuedWork::~QueuedWork() {
 
 void QueuedWork::forget_finished() {
   // Checked in batches: a query per call would cost every call its time.
-  if (m_entries.size() < kCheckAfter) return;
+  if (++m_since_check < kCheckAfter && m_entries.size() < kRemembered) return;
+  m_since_check = 0;
   while (!m_entries.empty() && (m_entries.size() >= kRemembered || cudaEventQuery(m_entries.front().done) == cudaSuccess)) {
     m_spare.push_back(m_entries.front().done);
     m_entries.pop_front();
@@ -29,12 +36,12 @@ void QueuedWork::forget_finished() {
   (void)cudaGetLastError();  // a query of an unfinished event is not an error
 }
 
-void QueuedWork::queued(const char* what, cudaStream_t stream) {
+void QueuedWork::queued(const OperationName& what, cudaStream_t stream) {
   forget_finished();
   if (m_fail_next) {
     m_fail_next = false;
     m_injected = std::make_shared<Injected>();
-    m_injected->what = what;
+    m_injected->what = what.text();
     // The host function runs once the operation has: it marks the failure.
     auto* keep = new std::shared_ptr<Injected>(m_injected);
     const cudaError_t status = cudaLaunchHostFunc(
@@ -57,23 +64,20 @@ void QueuedWork::queued(const char* what, cudaStream_t stream) {
   } else {
     cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
   }
-  Entry entry;
-  std::snprintf(entry.what.data(), entry.what.size(), "%s", what);
-  entry.done = done;
-  m_entries.push_back(entry);
+  m_entries.push_back({what, done});
   cuda_check(cudaEventRecord(done, stream), "cudaEventRecord");
 }
 
-void QueuedWork::wait(cudaStream_t stream, const char* during) {
+void QueuedWork::wait(cudaStream_t stream, const OperationName& during) {
   const cudaError_t status = cudaStreamSynchronize(stream);
   if (status != cudaSuccess) {
     std::string culprit = "an earlier operation";
     for (const Entry& e : m_entries)
       if (cudaEventQuery(e.done) != cudaSuccess) {
-        culprit = e.what.data();
+        culprit = e.what.text();
         break;
       }
-    throw egpu::error(std::string(during) + ": the queued operation '" + culprit + "' failed: " +
+    throw egpu::error(during.text() + ": the queued operation '" + culprit + "' failed: " +
                       cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")");
   }
   for (Entry& e : m_entries) m_spare.push_back(e.done);
@@ -81,7 +85,7 @@ void QueuedWork::wait(cudaStream_t stream, const char* during) {
   if (m_injected && m_injected->fired) {
     const std::string what = m_injected->what;
     m_injected.reset();
-    throw egpu::error(std::string(during) + ": the queued operation '" + what + "' failed: injected failure");
+    throw egpu::error(during.text() + ": the queued operation '" + what + "' failed: injected failure");
   }
 }
 

@@ -7,7 +7,6 @@
 
 #include <cuda_runtime.h>
 
-#include <array>
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -16,6 +15,14 @@
 
 namespace egpu::runtime {
 
+// What an operation is, for errors: a printf format with up to three sizes,
+// formatted only when an error names it (a queued call costs no formatting).
+struct OperationName {
+  const char* format = "";  // a string literal
+  long long x = 0, y = 0, z = 0;
+  std::string text() const;
+};
+
 class QueuedWork {
  public:
   QueuedWork() = default;
@@ -23,23 +30,22 @@ class QueuedWork {
   QueuedWork(const QueuedWork&) = delete;
   QueuedWork& operator=(const QueuedWork&) = delete;
 
-  // After `what` is queued on `stream` (its first kNameBytes - 1 characters
-  // are kept: no allocation per call).
-  static constexpr std::size_t kNameBytes = 64;
-  void queued(const char* what, cudaStream_t stream);
+  // After `what` is queued on `stream`.
+  void queued(const OperationName& what, cudaStream_t stream);
   // Waits for everything queued on `stream`. Throws egpu::error naming the
   // operation that failed (`during`: what the wait was for).
-  void wait(cudaStream_t stream, const char* during);
+  void wait(cudaStream_t stream, const OperationName& during);
   // The next queued operation fails when it runs (tests).
   void fail_next() { m_fail_next = true; }
 
  private:
   struct Entry {
-    std::array<char, kNameBytes> what{};
+    OperationName what;
     cudaEvent_t done = nullptr;
   };
   void forget_finished();
   std::deque<Entry> m_entries;
+  std::size_t m_since_check = 0;  // calls since forget_finished last queried
   std::vector<cudaEvent_t> m_spare;
   bool m_fail_next = false;
   // Set by the host function queued behind an operation that is made to fail.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -157,34 +159,40 @@ cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const 
   return kernel;
 }
 
-std::vector<cudaKernel_t> runtime_kernels(const char* prelude, const std::string& signature,
-                                          const std::function<std::string()>& make_text,
-                                          const std::vector<const char*>& names, int device) {
-  static std::mutex mutex;
-  static std::map<std::string, std::vector<cudaKernel_t>> known;
-  char prefix[48];
-  std::snprintf(prefix, sizeof prefix, "%p %d\n", static_cast<const void*>(prelude), device);
-  std::string key = prefix + signature;
-  for (const char* name : names) key += std::string("\n") + name;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = known.find(key); it != known.end()) {
-      std::lock_guard<std::mutex> stats(g_mutex);
-      ++g_stats.from_memory;
-      return it->second;
-    }
-  }
-  const std::string text = make_text();
+namespace {
+// Kernels by signature, per family and device: the families are few, so
+// the outer map is small and the lookup is one hash of the signature.
+// References into unordered_map stay valid as it grows.
+using Signatures = std::unordered_map<std::string, std::vector<cudaKernel_t>>;
+std::mutex g_known_mutex;
+std::map<std::pair<const char*, int>, Signatures> g_known;
+std::atomic<long> g_found{0};  // signatures found (RuntimeKernelStats::from_memory)
+}  // namespace
+
+const std::vector<cudaKernel_t>* known_kernels(const char* prelude, const std::string& signature, int device) {
+  std::lock_guard<std::mutex> lock(g_known_mutex);
+  const auto family = g_known.find({prelude, device});
+  if (family == g_known.end()) return nullptr;
+  const auto it = family->second.find(signature);
+  if (it == family->second.end()) return nullptr;
+  g_found.fetch_add(1, std::memory_order_relaxed);
+  return &it->second;
+}
+
+const std::vector<cudaKernel_t>& add_kernels(const char* prelude, const std::string& signature, const std::string& text,
+                                             std::initializer_list<const char*> names, int device) {
   std::vector<cudaKernel_t> kernels;
   for (const char* name : names) kernels.push_back(runtime_kernel(prelude, text, name, device));
-  std::lock_guard<std::mutex> lock(mutex);
-  known.emplace(key, kernels);
-  return kernels;
+  std::lock_guard<std::mutex> lock(g_known_mutex);
+  // Another thread may have added the same signature meanwhile: the same kernels.
+  return g_known[{prelude, device}].emplace(signature, std::move(kernels)).first->second;
 }
 
 RuntimeKernelStats runtime_kernel_stats() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  return g_stats;
+  RuntimeKernelStats stats = g_stats;
+  stats.from_memory += g_found.load(std::memory_order_relaxed);
+  return stats;
 }
 
 }  // namespace egpu::runtime

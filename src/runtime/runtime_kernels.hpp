@@ -9,7 +9,7 @@
 
 #include <cuda_runtime.h>
 
-#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -19,12 +19,27 @@ namespace egpu::runtime {
 // one). Throws egpu::error with the compiler's log if it does not compile.
 cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const char* name, int device);
 
-// The kernels `names` of prelude + make_text(), found by `signature` (a
-// short key that determines the text: the caller's promise) so that a
-// kernel used again costs neither generating its text nor looking it up.
-std::vector<cudaKernel_t> runtime_kernels(const char* prelude, const std::string& signature,
-                                          const std::function<std::string()>& make_text,
-                                          const std::vector<const char*>& names, int device);
+// The kernels of a family (a prelude) found by `signature`, a short key that
+// determines the kernel text (the caller's promise): null when they are not
+// loaded yet. A kernel used again costs neither generating its text nor
+// more than a hash lookup (no allocation).
+const std::vector<cudaKernel_t>* known_kernels(const char* prelude, const std::string& signature, int device);
+
+// Compiles (or reads from disk) prelude + text and keeps its kernels `names`
+// under `signature` for known_kernels. A family asks for the same names
+// with every signature.
+const std::vector<cudaKernel_t>& add_kernels(const char* prelude, const std::string& signature, const std::string& text,
+                                             std::initializer_list<const char*> names, int device);
+
+// The kernels `names` of prelude + make_text(), make_text called only when
+// `signature` is not known yet.
+template <class MakeText>
+const std::vector<cudaKernel_t>& runtime_kernels(const char* prelude, const std::string& signature,
+                                                 MakeText&& make_text, std::initializer_list<const char*> names,
+                                                 int device) {
+  if (const std::vector<cudaKernel_t>* known = known_kernels(prelude, signature, device)) return *known;
+  return add_kernels(prelude, signature, make_text(), names, device);
+}
 
 // Counts since the process started, for benches and tests.
 struct RuntimeKernelStats {
