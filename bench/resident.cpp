@@ -17,6 +17,9 @@
 //              queued behind products that keep the GPU busy until every
 //              call is queued: then only the device's time is left (its
 //              kernels and the gaps between them), the floor of the chain.
+//              Then the same calls recorded once with egpu::record and
+//              launched as one graph: its host time, whole run and device
+//              time the same way, its result checked against the calls'.
 //   iterate    --steps steps of X = gpu(X + dt * (A * X).array().tanh()
 //              .matrix()) with N = --iterate-n (default 4096) doubles:
 //              DeviceMatrix operands; the same code on host matrices
@@ -163,11 +166,49 @@ void transfer_part(Out& out, long mib, int repeats) {
   }
 }
 
+// Times `queue` (which queues the chain's calls): the host's time to queue
+// them, the whole run with its final wait, and the device's time with the
+// same calls queued behind products that keep the GPU busy until every one
+// is queued (the busy part timed alone and taken off).
+struct ChainTimes {
+  double queue = 0, total = 0, device = 0;
+};
+ChainTimes time_chain(const std::function<void()>& queue, int repeats) {
+  const long big = 4096;
+  const Mat<double> hb = random_mat<double>(big, big, 6);
+  const egpu::DeviceMatrix<double> dbig(hb);
+  egpu::DeviceMatrix<double> dbig_out(big, big);
+  auto busy = [&] {
+    for (int k = 0; k < 12; ++k) dbig_out = egpu::gpu(dbig * dbig);
+  };
+  std::vector<double> queue_s, total_s, device_s;
+  for (int r = 0; r < repeats; ++r) {
+    double t0 = now_seconds();
+    queue();
+    const double t1 = now_seconds();
+    egpu::synchronize();
+    total_s.push_back(now_seconds() - t0);
+    queue_s.push_back(t1 - t0);
+    t0 = now_seconds();
+    busy();
+    egpu::synchronize();
+    const double busy_s = now_seconds() - t0;
+    t0 = now_seconds();
+    busy();
+    queue();
+    const double queued = now_seconds();
+    egpu::synchronize();
+    const double t3 = now_seconds();
+    if (queued - t0 < busy_s) device_s.push_back(t3 - t0 - busy_s);
+  }
+  return {median(queue_s), median(total_s), device_s.empty() ? 0 : median(device_s)};
+}
+
 void chain_part(Out& out, long calls, int repeats) {
   const long n = 256;
-  const Mat<double> a = random_mat<double>(n, n, 4) / double(n);
+  const Mat<double> a = random_mat<double>(n, n, 4) / double(n), x0 = random_mat<double>(n, n, 5);
   const egpu::DeviceMatrix<double> da(a);
-  egpu::DeviceMatrix<double> dx = random_mat<double>(n, n, 5), dy(n, n);
+  egpu::DeviceMatrix<double> dx = x0, dy(n, n);
   auto chain = [&] {
     for (long c = 0; c < calls; c += 2) {
       dy = egpu::gpu(da * dx);
@@ -176,42 +217,29 @@ void chain_part(Out& out, long calls, int repeats) {
   };
   chain();
   egpu::synchronize();
-  std::vector<double> queue_s, total_s, device_s;
-  const long big = 4096;
-  const Mat<double> hb = random_mat<double>(big, big, 6);
-  const egpu::DeviceMatrix<double> dbig(hb);
-  egpu::DeviceMatrix<double> dbig_out(big, big);
-  for (int r = 0; r < repeats; ++r) {
-    double t0 = now_seconds();
-    chain();
-    const double t1 = now_seconds();
-    egpu::synchronize();
-    const double t2 = now_seconds();
-    queue_s.push_back(t1 - t0);
-    total_s.push_back(t2 - t0);
-    // Behind products that keep the GPU busy while the chain is queued:
-    // the busy part is timed alone, and the rest is the chain's device time.
-    auto busy = [&] {
-      for (int k = 0; k < 12; ++k) dbig_out = egpu::gpu(dbig * dbig);
-    };
-    t0 = now_seconds();
-    busy();
-    egpu::synchronize();
-    const double busy_s = now_seconds() - t0;
-    t0 = now_seconds();
-    busy();
-    chain();
-    const double chain_queued = now_seconds();
-    egpu::synchronize();
-    const double t3 = now_seconds();
-    if (chain_queued - t0 < busy_s) device_s.push_back(t3 - t0 - busy_s);
-  }
-  const double per_call = median(queue_s) / double(calls);
-  const double total = median(total_s);
-  const double device = device_s.empty() ? 0 : median(device_s);
-  out.add("chain", format("%ld calls 256x256 f64: host time per queued call", calls), per_call * 1e6, 0, "us", "");
-  out.add("chain", format("%ld calls 256x256 f64: whole chain", calls), total, device, "s",
-          device > 0 ? "floor: the chain's device time behind a busy GPU" : "the busy GPU did not cover the queueing");
+  const ChainTimes each = time_chain(chain, repeats);
+  const std::string what = format("%ld calls 256x256 f64", calls);
+  const char* floor_note = "floor: the calls' device time behind a busy GPU";
+  out.add("chain", what + ": host time per queued call", each.queue / double(calls) * 1e6, 0, "us", "");
+  out.add("chain", what + ": whole chain", each.total, each.device, "s",
+          each.device > 0 ? floor_note : "the busy GPU did not cover the queueing");
+
+  // The same calls recorded once (egpu::record) and launched as one graph.
+  egpu::Graph graph = egpu::record(chain);
+  const Mat<double> before = dx.to_host();
+  graph.launch();
+  const Mat<double> recorded = dx.to_host();
+  dx = before;
+  chain();
+  const double diff = (dx.to_host() - recorded).norm() / std::max(recorded.norm(), 1e-300);
+  if (!(diff == 0)) out.wrong = true;
+  const ChainTimes rec = time_chain([&] { graph.launch(); }, repeats);
+  out.add("chain", what + ", recorded: host time to launch", rec.queue * 1e6, 0, "us",
+          format("%zu calls in the graph", graph.calls()));
+  out.add("chain", what + ", recorded: whole chain", rec.total, rec.device, "s",
+          rec.device > 0 ? format("%s; %.3f x the calls' own floor; same result as the calls: %s", floor_note,
+                                  rec.total / std::max(each.device, 1e-30), diff == 0 ? "yes" : "NO")
+                         : "the busy GPU did not cover the queueing");
   std::fflush(stdout);
 }
 

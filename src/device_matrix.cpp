@@ -11,6 +11,7 @@
 #include "egpu/error.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/recording.hpp"
 
 namespace egpu {
 namespace detail {
@@ -23,7 +24,13 @@ MatrixStorage allocate_matrix(std::size_t bytes) {
     return storage;
   }
   runtime::Context& ctx = runtime::thread_context();
-  const cudaError_t status = cudaMallocAsync(&storage.data, bytes, ctx.stream(0));
+  // While the thread records, its stream(0) is captured: the memory comes
+  // from a stream outside the recording, ready at once, so that it exists
+  // for the recorded calls and for the matrix after the recording alike.
+  const bool recording = runtime::recording() != nullptr;
+  const cudaStream_t stream = ctx.stream(recording ? 1 : 0);
+  cudaError_t status = cudaMallocAsync(&storage.data, bytes, stream);
+  if (status == cudaSuccess && recording) status = cudaStreamSynchronize(stream);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();  // an allocation failure is not sticky
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -43,6 +50,15 @@ void release_matrix(const MatrixStorage& storage) noexcept {
     ::operator delete(storage.data, std::align_val_t(64));
     return;
   }
+  if (runtime::Recording* rec = runtime::recording()) {
+    // The recorded calls may use it: the graph keeps it.
+    try {
+      rec->released.push_back(storage.data);
+      return;
+    } catch (...) {
+      // (No host memory to note it in: freed in stream order, which fails the recording.)
+    }
+  }
   // Stream-ordered: the memory goes back to the pool after the work this
   // thread has queued (which may still read it). A failure cannot be
   // reported from a destructor; the next wait reports a broken stream.
@@ -58,6 +74,7 @@ void inject_queued_failure() { runtime::thread_context().queued().fail_next(); }
 
 void synchronize() {
   if (!has_device()) return;
+  runtime::refuse_while_recording("egpu::synchronize");
   runtime::Context& ctx = runtime::thread_context();
   ctx.queued().wait(ctx.stream(0), {"egpu::synchronize"});
 }

@@ -6,6 +6,7 @@
 #include "egpu/error.hpp"
 #include "executor/elementwise_executor.hpp"
 #include "executor/resident_executor.hpp"
+#include "runtime/recording.hpp"
 
 namespace egpu::detail {
 
@@ -18,6 +19,7 @@ void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, Scala
   if (program.rows == 0 || program.cols == 0) return;
   if (executor::touches_device(program, &out))
     return executor::run_resident_elementwise(program, out, out_scalar, accumulates, options);
+  runtime::refuse_while_recording("a coefficient-wise expression of host matrices");
   executor::run_elementwise(program, out, out_scalar, accumulates, options);
 }
 

@@ -5,6 +5,7 @@
 #include "egpu/error.hpp"
 #include "executor/gemm_executor.hpp"
 #include "executor/resident_executor.hpp"
+#include "runtime/recording.hpp"
 
 namespace egpu::detail {
 namespace {
@@ -35,6 +36,7 @@ void gemm(const GemmDesc& desc, const Options& options) {
   validate(desc);
   if (desc.m == 0 || desc.n == 0) return;
   if (executor::touches_device(desc)) return executor::run_resident_gemm(desc, options);
+  runtime::refuse_while_recording("a product of host matrices");
   if (desc.k == 0) {
     switch (desc.scalar) {
       case ScalarKind::f32: return scale_c<float>(desc);

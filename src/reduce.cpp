@@ -8,6 +8,7 @@
 #include "egpu/error.hpp"
 #include "executor/elementwise_executor.hpp"
 #include "executor/resident_executor.hpp"
+#include "runtime/recording.hpp"
 
 namespace egpu::detail {
 namespace {
@@ -38,13 +39,20 @@ void reduce_nothing(const ElementwiseProgram& program, const Reduction& r, void*
 
 }  // namespace
 
-void reduce(const ElementwiseProgram& program, const Reduction& reduction, void* result, const Options& options) {
+void reduce(const ElementwiseProgram& program, const Reduction& reduction, void* result, const Options& options,
+            bool result_on_device) {
   validate(program, reduction);
   const std::int64_t count = reduced_count(program, reduction);
   if (count == 0) return;
+  if (result_on_device) {
+    if (program.rows == 0 || program.cols == 0)
+      throw egpu::error("egpu::gpu: a reduction into device memory reads no element");
+    return executor::run_resident_reduction(program, reduction, result, options, true);
+  }
   if (program.rows == 0 || program.cols == 0) return reduce_nothing(program, reduction, result, count);
   if (executor::touches_device(program, nullptr))
-    return executor::run_resident_reduction(program, reduction, result, options);
+    return executor::run_resident_reduction(program, reduction, result, options, false);
+  runtime::refuse_while_recording("a reduction of host matrices");
   executor::run_reduction(program, reduction, result, options);
 }
 

@@ -8,6 +8,7 @@
 //   r           = egpu::gpu(A.colwise().norm()); // partial reductions
 //   egpu::DeviceMatrix<double> dA(A), dB = B;    // resident on the GPU
 //   dC          = egpu::gpu(dA * dB);            // queued; the host goes on
+//   egpu::Graph g = egpu::record([&] { ... });    // calls on device data, replayed
 //
 // The expression inside gpu() is described at compile time (sizes, strides,
 // transposes, conjugation and scalar factors of a product; the operations
@@ -23,6 +24,7 @@
 #include "egpu/device.hpp"
 #include "egpu/device_matrix.hpp"
 #include "egpu/error.hpp"
+#include "egpu/graph.hpp"
 #include "egpu/options.hpp"
 #include "egpu/pin.hpp"
 

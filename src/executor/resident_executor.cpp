@@ -13,6 +13,7 @@
 #include "kernels/elementwise/elementwise_source.hpp"
 #include "runtime/context.hpp"
 #include "runtime/device_buffer.hpp"
+#include "runtime/recording.hpp"
 
 namespace egpu::executor {
 namespace {
@@ -55,6 +56,7 @@ class ResidentCall {
   // keeping its stride of 0).
   MatrixDesc up(const MatrixDesc& d, ScalarKind scalar) {
     if (d.on_device || d.data == nullptr || d.rows == 0 || d.cols == 0) return d;
+    runtime::refuse_while_recording("a call reading host memory");
     for (const Copy& c : m_copies)
       if (c.scalar == scalar && detail::same_view(c.host, d)) {
         MatrixDesc device = c.device;
@@ -69,6 +71,7 @@ class ResidentCall {
   // (the same temporary as a leaf that is the destination).
   MatrixDesc target(const MatrixDesc& out, ScalarKind scalar, bool read) {
     if (out.on_device) return out;
+    runtime::refuse_while_recording("a call writing host memory");
     m_host_out = true;
     m_out = out;
     m_out_scalar = scalar;
@@ -80,6 +83,7 @@ class ResidentCall {
   // row-major (an upload or download of a DeviceMatrix or a block of one):
   // straight into place, no kernel. False (nothing done) for another layout.
   bool copy_straight(const MatrixDesc& from, const MatrixDesc& to, ScalarKind scalar) {
+    runtime::refuse_while_recording("a copy between host memory and a DeviceMatrix");
     const MatrixDesc& dev = from.on_device ? from : to;
     const MatrixDesc& host = from.on_device ? to : from;
     const OperandLayout l = operand_layout(dev);
@@ -120,6 +124,10 @@ class ResidentCall {
   // call waits for it); otherwise the call returns with its work queued,
   // once page-locked host operands (read in place by DMA) have been read.
   void finish() {
+    if (runtime::Recording* rec = runtime::recording()) {
+      ++rec->calls;  // recorded, not queued: nothing to name or wait for
+      return;
+    }
     m_ctx.queued().queued(m_what, m_stream);
     if (m_host_out) with_element_type(m_out_scalar, [&](auto t) { bring_down<decltype(t)>(); });
     if (m_host_out || m_waits) {
@@ -256,10 +264,11 @@ void gemm_on_device(ResidentCall& call, MatrixDesc a, MatrixDesc b, MatrixDesc c
   backend::device_gemm(options.backend, args, call.ctx(), call.stream());
 }
 
-// out = program over device leaves.
-void evaluate(ResidentCall& call, detail::ElementwiseProgram program, const MatrixDesc& out, ScalarKind out_scalar) {
+// The program's leaves in device memory. Before the call's target(): a
+// destination that is also a leaf is then the same device copy, read and
+// written element for element.
+void up_leaves(ResidentCall& call, detail::ElementwiseProgram& program) {
   for (detail::EwLeaf& leaf : program.leaves) leaf.m = call.up(leaf.m, leaf.scalar);
-  backend::device_elementwise(std::move(program), out, out_scalar, call.ctx(), call.stream());
 }
 
 template <class T>
@@ -278,8 +287,9 @@ void run_gemm(const detail::GemmDesc& desc, const Options& options) {
       const int c = detail::emit(scale, detail::EwOp::load, v, -1, -1, -1, 0);
       detail::emit(scale, detail::EwOp::mul, v, beta, c);
     }
+    up_leaves(call, scale);
     const MatrixDesc out = call.target(desc.c, desc.scalar, !desc.beta_is_zero);
-    evaluate(call, std::move(scale), out, desc.scalar);
+    backend::device_elementwise(std::move(scale), out, desc.scalar, call.ctx(), call.stream());
     call.finish();
     return;
   }
@@ -293,11 +303,10 @@ void run_gemm(const detail::GemmDesc& desc, const Options& options) {
     const MatrixDesc product = call.temporary(desc.m, desc.n, desc.scalar);
     gemm_on_device<T>(call, a, b, product, desc, options);
     detail::ElementwiseProgram program = *desc.epilogue;
-    for (std::size_t l = 0; l < program.leaves.size(); ++l)
-      if (static_cast<int>(l) != desc.epilogue_product) program.leaves[l].m = call.up(program.leaves[l].m, program.leaves[l].scalar);
-    program.leaves[static_cast<std::size_t>(desc.epilogue_product)].m = product;
+    program.leaves[static_cast<std::size_t>(desc.epilogue_product)].m = product;  // device memory: up() keeps it
+    up_leaves(call, program);
     const MatrixDesc out = call.target(desc.c, desc.scalar, desc.epilogue_reads_c);
-    evaluate(call, std::move(program), out, desc.scalar);
+    backend::device_elementwise(std::move(program), out, desc.scalar, call.ctx(), call.stream());
   }
   call.finish();
 }
@@ -329,21 +338,19 @@ void run_resident_elementwise(const detail::ElementwiseProgram& program, const M
                           program.leaves.size() == 1 && first.scalar == out_scalar && !first.m.conj &&
                           first.m.row_stride != 0 && first.m.col_stride != 0 && first.m.on_device != out.on_device;
   if (plain_copy && call.copy_straight(first.m, out, out_scalar)) return call.finish();
-  // The leaves first: a destination that is also a leaf is then the same
-  // device copy, read and written element for element.
   detail::ElementwiseProgram on_device = program;
-  for (detail::EwLeaf& leaf : on_device.leaves) leaf.m = call.up(leaf.m, leaf.scalar);
+  up_leaves(call, on_device);
   const MatrixDesc target = call.target(out, out_scalar, accumulates);
   backend::device_elementwise(std::move(on_device), target, out_scalar, call.ctx(), call.stream());
   call.finish();
 }
 
 void run_resident_reduction(const detail::ElementwiseProgram& program, const detail::Reduction& reduction,
-                            void* result, const Options& options) {
+                            void* result, const Options& options, bool result_on_device) {
   const FailureScope failure_scope;
   ResidentCall call(options, "reduction of %lldx%lld", program.rows, program.cols);
   detail::ElementwiseProgram on_device = program;
-  for (detail::EwLeaf& leaf : on_device.leaves) leaf.m = call.up(leaf.m, leaf.scalar);
+  up_leaves(call, on_device);
   // The values come down as a vector of the result type (as a host
   // destination of that many elements).
   const std::int64_t count = detail::reduced_count(program, reduction);
@@ -361,6 +368,7 @@ void run_resident_reduction(const detail::ElementwiseProgram& program, const det
   out.rows = count;
   out.cols = 1;
   out.col_stride = count;
+  out.on_device = result_on_device;
   const MatrixDesc target = call.target(out, kind, false);
   backend::device_reduce(std::move(on_device), reduction, target.data, call.ctx(), call.stream());
   call.finish();

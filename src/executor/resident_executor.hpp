@@ -22,8 +22,9 @@ void run_resident_gemm(const detail::GemmDesc& desc, const Options& options);
 // As run_elementwise, with leaves and out in host or device memory.
 void run_resident_elementwise(const detail::ElementwiseProgram& program, const detail::MatrixDesc& out,
                               detail::ScalarKind out_scalar, bool accumulates, const Options& options);
-// As run_reduction; the values land at `result` in host memory (waits).
+// As run_reduction; the values land at `result` in host memory (waits), or
+// in device memory when result_on_device (queued).
 void run_resident_reduction(const detail::ElementwiseProgram& program, const detail::Reduction& reduction,
-                            void* result, const Options& options);
+                            void* result, const Options& options, bool result_on_device);
 
 }  // namespace egpu::executor

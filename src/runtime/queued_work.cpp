@@ -29,10 +29,17 @@ void QueuedWork::forget_finished() {
   // Checked in batches: a query per call would cost every call its time.
   if (++m_since_check < kCheckAfter && m_entries.size() < kRemembered) return;
   m_since_check = 0;
-  while (!m_entries.empty() && (m_entries.size() >= kRemembered || cudaEventQuery(m_entries.front().done) == cudaSuccess)) {
+  auto forget_front = [this] {
     m_spare.push_back(m_entries.front().done);
     m_entries.pop_front();
+  };
+  // One stream runs its operations in order: when the newest is done, all are.
+  if (!m_entries.empty() && cudaEventQuery(m_entries.back().done) == cudaSuccess) {
+    while (!m_entries.empty()) forget_front();
+    return;
   }
+  while (!m_entries.empty() && (m_entries.size() >= kRemembered || cudaEventQuery(m_entries.front().done) == cudaSuccess))
+    forget_front();
   (void)cudaGetLastError();  // a query of an unfinished event is not an error
 }
 

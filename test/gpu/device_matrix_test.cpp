@@ -43,26 +43,6 @@ template <class S> using Dev = egpu::DeviceMatrix<S>;
 using Scalars = boost::mpl::list<float, double, std::complex<float>, std::complex<double>>;
 using TwoScalars = boost::mpl::list<double, std::complex<float>>;
 
-bool forced_cpu() {
-  const char* d = std::getenv("EGPU_DEVICE");
-  return d != nullptr && std::string(d) == "cpu";
-}
-// Runs on a GPU, or on the CPU when EGPU_DEVICE=cpu asks for it; skipped
-// on a machine without a GPU otherwise.
-boost::test_tools::assertion_result gpu_or_forced_cpu(boost::unit_test::test_unit_id id) {
-  if (forced_cpu()) return boost::test_tools::assertion_result(true);
-  return gpu_available(id);
-}
-// Cases about the device itself (asynchrony, its memory).
-boost::test_tools::assertion_result device_only(boost::unit_test::test_unit_id id) {
-  if (forced_cpu()) {
-    boost::test_tools::assertion_result r(false);
-    r.message() << "EGPU_DEVICE=cpu: no device";
-    return r;
-  }
-  return gpu_available(id);
-}
-
 // |got - ref| <= bound * eps(S) * (scale + |ref|) element by element, each
 // real and imaginary part that is NaN or infinite in the reference the same
 // in the result (a NaN or Inf anywhere else fails).

@@ -163,8 +163,10 @@ void elementwise(const ElementwiseProgram& program, const MatrixDesc& out, Scala
   interpret(program, out, out_scalar);
 }
 
-void reduce(const ElementwiseProgram& program, const Reduction& reduction, void* result, const Options& options) {
+void reduce(const ElementwiseProgram& program, const Reduction& reduction, void* result, const Options& options,
+            bool result_on_device) {
   validate(program, reduction);
+  if (result_on_device) throw egpu::error("recording backend: a result in device memory (there is no device)");
   egpu_test::recording::reductions().push_back({program, reduction, options});
   egpu_test::recording::fail_if_asked();
   const ValueKind kind = program.code.back().type;

@@ -305,4 +305,26 @@ inline boost::test_tools::assertion_result gpu_available(boost::unit_test::test_
   return result;
 }
 
+// Tests that run twice, on a GPU and with EGPU_DEVICE=cpu (CPU Eigen).
+inline bool forced_cpu() {
+  const char* d = std::getenv("EGPU_DEVICE");
+  return d != nullptr && std::string(d) == "cpu";
+}
+// Runs on a GPU, or on the CPU when EGPU_DEVICE=cpu asks for it; skipped
+// on a machine without a GPU otherwise.
+inline boost::test_tools::assertion_result gpu_or_forced_cpu(boost::unit_test::test_unit_id id) {
+  if (forced_cpu()) return boost::test_tools::assertion_result(true);
+  return gpu_available(id);
+}
+// Cases about the device itself (asynchrony, its memory): skipped under
+// EGPU_DEVICE=cpu.
+inline boost::test_tools::assertion_result device_only(boost::unit_test::test_unit_id id) {
+  if (forced_cpu()) {
+    boost::test_tools::assertion_result r(false);
+    r.message() << "EGPU_DEVICE=cpu: no device";
+    return r;
+  }
+  return gpu_available(id);
+}
+
 }  // namespace egpu_test

@@ -218,11 +218,25 @@ template <class Dst, class Value, class Func>
 void assign_from_temporary(Dst& dst, const Value& value, const Options& options, const Func& func);
 
 // dst func= x for a partial reduction root (on the host when neither holds
-// a DeviceMatrix and there is no device; assign makes them host views).
+// a DeviceMatrix and there is no device; assign makes them host views). A
+// destination in device memory gets the values through a device temporary,
+// without a trip through host memory (so a recording can hold it), unless
+// the reduction reads no element.
 template <class Dst, class Xpr, class Func>
 void assign_partial_reduction(Dst& dst, const Xpr& x, const Options& options, const Func& func) {
   if constexpr (!holds_device_v<Xpr> && !is_device_view_v<Dst>) {
     if (!has_device()) return Eigen::internal::call_assignment_no_alias(dst, partial_reduction_on_cpu(x), func);
+  }
+  if constexpr (is_device_view_v<Dst>) {
+    using Parts = partial_redux_parts<Xpr>;
+    const auto& reduced = Parts::redux(x).nestedExpression();
+    if (reduced.size() > 0) {
+      std::vector<std::shared_ptr<void>> temporaries;
+      const ElementwiseProgram program = describe_elementwise(reduced, temporaries);
+      DeviceMatrix<typename Xpr::Scalar> value(x.rows(), x.cols());
+      reduce(program, Parts::reduction(x), describe_any(value).data, options, true);
+      return assign_from_temporary(dst, value, options, func);
+    }
   }
   assign_from_temporary(dst, partial_reduction_on_gpu(x, options), options, func);
 }

@@ -55,12 +55,15 @@ inline void append_abs2(ElementwiseProgram& program) {
   emit(program, EwOp::abs2, real, static_cast<int>(program.code.size()) - 1);
 }
 
-// Reduces `program` (leaves in host memory) on the GPU and writes
-// reduced_count values, one after the other, at `result` in host memory:
-// of the program's value type, or std::int64_t for ReduceOp::count. min,
-// max and divide of an empty stretch throw egpu::error (Eigen asserts);
-// sum of none is 0, prod 1, count 0.
-void reduce(const ElementwiseProgram& program, const Reduction& reduction, void* result, const Options& options);
+// Reduces `program` (leaves in host or device memory) on the GPU and writes
+// reduced_count values, one after the other, at `result`: of the program's
+// value type, or std::int64_t for ReduceOp::count. min, max and divide of
+// an empty stretch throw egpu::error (Eigen asserts); sum of none is 0, prod
+// 1, count 0. `result` is host memory (the call waits for it), or device
+// memory when result_on_device (queued; the program then reads at least
+// one element, and the result overlaps none of its leaves).
+void reduce(const ElementwiseProgram& program, const Reduction& reduction, void* result, const Options& options,
+            bool result_on_device = false);
 
 // Checks the reduction against its program (min and max of real values,
 // sqrt of real values, count of any) and throws egpu::error otherwise.

@@ -308,6 +308,7 @@ std::string value_source(const ElementwiseProgram& program, const EwKernelShape&
 
 std::string kernel_signature(const ElementwiseProgram& program, const EwKernelShape& shape, int extra) {
   std::string s;
+  s.reserve(sizeof(long long) * (6 + 2 * program.leaves.size() + 3 * program.code.size()));  // one allocation
   auto put = [&s](long long v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); };
   put(extra);
   put(shape.packed);
