@@ -235,7 +235,7 @@ void chain_part(Out& out, long calls, int repeats) {
   if (!(diff == 0)) out.wrong = true;
   const ChainTimes rec = time_chain([&] { graph.launch(); }, repeats);
   out.add("chain", what + ", recorded: host time to launch", rec.queue * 1e6, 0, "us",
-          format("%zu calls in the graph", graph.calls()));
+          format("%zu operations in the graph", graph.calls()));
   out.add("chain", what + ", recorded: whole chain", rec.total, rec.device, "s",
           rec.device > 0 ? format("%s; %.3f x the calls' own floor; same result as the calls: %s", floor_note,
                                   rec.total / std::max(each.device, 1e-30), diff == 0 ? "yes" : "NO")

@@ -60,7 +60,8 @@ class Graph {
     else if (m_calls)
       m_calls();
   }
-  // How many calls were recorded (0 without a GPU, where none are).
+  // How many operations were recorded: one per call, two for a call that
+  // goes through a temporary (0 without a GPU, where none are).
   std::size_t calls() const { return m_graph ? detail::graph_calls(*m_graph) : 0; }
 
  private:

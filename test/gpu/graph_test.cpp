@@ -110,7 +110,12 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_recorded_chain_does_what_its_calls_do, S, TwoSca
     // Recording ran nothing.
     BOOST_TEST((c.dx.to_host() == c.x));
     BOOST_TEST((c.dz.to_host() == c.z));
-    BOOST_TEST(graph.calls() == (egpu::has_device() ? std::size_t(5 * steps) : std::size_t(0)));
+    // Each of the five calls a step makes is one operation or more (the
+    // aliased block and the partial reduction go through a temporary).
+    if (egpu::has_device())
+      BOOST_TEST(graph.calls() == std::size_t(7 * steps));
+    else
+      BOOST_TEST(graph.calls() == 0u);
     for (int launch = 1; launch <= 2; ++launch) {
       graph.launch();
       for (int s = 0; s < steps; ++s) c.host_step();
