@@ -1,5 +1,6 @@
 #include "executor/trace.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -14,6 +15,10 @@ namespace {
 struct Timeline {
   std::mutex mutex;
   cudaEvent_t origin = nullptr;
+  // The host's clock when the origin event was seen done: host spans (a
+  // call's own time) go on the same axis, to within a few microseconds.
+  std::chrono::steady_clock::time_point origin_host;
+  int calls = 0;
   std::string events;  // JSON objects, comma-separated
 };
 
@@ -46,7 +51,10 @@ Trace::Trace() : m_active(trace_file() != nullptr) {
     runtime::cuda_check(cudaEventCreate(&t.origin), "cudaEventCreate");
     runtime::cuda_check(cudaEventRecord(t.origin, cudaStreamPerThread), "cudaEventRecord");
     runtime::cuda_check(cudaEventSynchronize(t.origin), "cudaEventSynchronize");
+    t.origin_host = std::chrono::steady_clock::now();
   }
+  m_call = ++t.calls;
+  m_host_start = std::chrono::steady_clock::now();
 }
 
 Trace::~Trace() {
@@ -62,19 +70,41 @@ int Trace::begin(const std::string& name, const std::string& lane, cudaStream_t 
   runtime::cuda_check(cudaEventCreate(&s.start), "cudaEventCreate");
   runtime::cuda_check(cudaEventCreate(&s.stop), "cudaEventCreate");
   runtime::cuda_check(cudaEventRecord(s.start, stream), "cudaEventRecord");
+  std::lock_guard<std::mutex> lock(m_mutex);
   m_spans.push_back(s);
   return static_cast<int>(m_spans.size()) - 1;
 }
 
 void Trace::end(int span, cudaStream_t stream) {
   if (span < 0) return;
-  runtime::cuda_check(cudaEventRecord(m_spans[static_cast<std::size_t>(span)].stop, stream), "cudaEventRecord");
+  cudaEvent_t stop = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    stop = m_spans[static_cast<std::size_t>(span)].stop;
+  }
+  runtime::cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
 }
 
 void Trace::flush() {
   if (!m_active) return;
   Timeline& t = timeline();
   std::lock_guard<std::mutex> lock(t.mutex);
+  std::lock_guard<std::mutex> spans(m_mutex);
+  auto add = [&](const std::string& name, const std::string& lane, double start_us, double dur_us) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,"
+                  "\"args\":{\"call\":%d}}",
+                  escaped(name).c_str(), escaped(lane).c_str(), start_us, dur_us, m_call);
+    if (!t.events.empty()) t.events += ",\n";
+    t.events += line;
+  };
+  // The call on the host, from its trace's start to this flush (after its
+  // streams are synchronized).
+  using us = std::chrono::duration<double, std::micro>;
+  const double host_start = us(m_host_start - t.origin_host).count();
+  add("call " + std::to_string(m_call), "host", host_start,
+      us(std::chrono::steady_clock::now() - m_host_start).count());
   for (const Span& s : m_spans) {
     float start_ms = 0, stop_ms = 0;
     if (cudaEventElapsedTime(&start_ms, t.origin, s.start) != cudaSuccess ||
@@ -82,13 +112,7 @@ void Trace::flush() {
       (void)cudaGetLastError();
       continue;
     }
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":\"%s\",\"ts\":%.3f,\"dur\":%.3f}",
-                  escaped(s.name).c_str(), escaped(s.lane).c_str(), start_ms * 1000.0,
-                  (stop_ms - start_ms) * 1000.0);
-    if (!t.events.empty()) t.events += ",\n";
-    t.events += line;
+    add(s.name, s.lane, start_ms * 1000.0, (stop_ms - start_ms) * 1000.0);
   }
   if (std::FILE* f = std::fopen(trace_file(), "w")) {
     std::fprintf(f, "{\"traceEvents\":[\n%s\n],\"displayTimeUnit\":\"ms\"}\n", t.events.c_str());

@@ -1,10 +1,14 @@
 // EGPU_TRACE=file.json: a per-stream timeline of the pipeline's copies and
 // kernels in Chrome's trace format (chrome://tracing, Perfetto), rewritten
-// after every traced call with everything recorded so far.
+// after every traced call with everything recorded so far. Each span names
+// its call (args.call); a "host" lane holds each call's own time on the
+// host, from the start of its trace to its end.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <chrono>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,7 +23,8 @@ class Trace {
 
   bool active() const { return m_active; }
   // Marks the start / end of an operation queued on `stream`; `lane` names
-  // the timeline row. Returns an index for end(); -1 when inactive.
+  // the timeline row. Returns an index for end(); -1 when inactive. Any
+  // thread of the call may trace.
   int begin(const std::string& name, const std::string& lane, cudaStream_t stream);
   void end(int span, cudaStream_t stream);
   // After the call's streams are synchronized: resolves the times and
@@ -32,6 +37,9 @@ class Trace {
     cudaEvent_t start = nullptr, stop = nullptr;
   };
   bool m_active = false;
+  int m_call = 0;  // the process's traced calls, counted from 1
+  std::chrono::steady_clock::time_point m_host_start;
+  std::mutex m_mutex;  // the pipeline's writer thread traces its downloads beside the calling thread
   std::vector<Span> m_spans;
 };
 

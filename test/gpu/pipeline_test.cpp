@@ -17,7 +17,9 @@
 //  - two host threads running out-of-core products with different options;
 //  - f(A * B, D, ...) (the GEMM with an epilogue that reads other operands):
 //    element by element against CPU Eigen, every destination form, in core
-//    and out of core, and its injected failures.
+//    and out of core, and its injected failures;
+//  - EGPU_TRACE on many-tile calls (the writer thread traces beside the
+//    calling thread): right results, a timeline with every kind of span.
 // EGPU_TEST_SCALE (0.05 under compute-sanitizer) shrinks shapes and counts.
 // Skipped (reported as such by CTest) without a usable GPU.
 #define BOOST_TEST_MODULE pipeline
@@ -31,6 +33,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -726,6 +729,41 @@ BOOST_AUTO_TEST_CASE(two_threads_out_of_core) {
   });
   for (const auto& f : failed) BOOST_TEST(false, f);
   BOOST_TEST(done.load() == 2 * per_thread);
+}
+
+// EGPU_TRACE while the pipeline's writer thread traces downloads beside the
+// calling thread's uploads and multiplies: many small tiles, pageable and
+// pinned, repeated; the results stay right and the timeline holds every
+// kind of span.
+BOOST_AUTO_TEST_CASE(traced_calls) {
+  const std::string path = "egpu_trace_" + std::to_string(static_cast<long long>(rng()() % 1000000)) + ".json";
+  BOOST_REQUIRE(::setenv("EGPU_TRACE", path.c_str(), 1) == 0);
+  egpu::Options opt;
+  opt.panel = 128;
+  opt.k_panel = 128;
+  const Index m = dim(700), n = dim(650), k = dim(300);
+  const Mat<double> a = random_matrix<Mat<double>>(m, k), b = random_matrix<Mat<double>>(k, n);
+  const Mat<double> ref = a * b;
+  const double bound = error_bound<double>(k, 1, frob(a), frob(b), 0, 0);
+  Mat<double> c(m, n);
+  for (int r = 0; r < scaled_count(12); ++r) {
+    std::vector<egpu::PinGuard> guards;
+    if (r % 2 == 1) guards.push_back(egpu::pin(c));
+    poison(c);
+    c.noalias() = egpu::gpu(a * b, opt);
+    BOOST_TEST(diff_norm(c, ref) / bound <= kRatioLimit, "call " << r);
+  }
+  ::unsetenv("EGPU_TRACE");
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  BOOST_REQUIRE(f != nullptr);
+  std::string text;
+  char buffer[4096];
+  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, got);
+  std::fclose(f);
+  std::remove(path.c_str());
+  BOOST_TEST(text.rfind("{\"traceEvents\":[", 0) == 0u);
+  for (const char* kind : {"upload A", "upload B", "multiply", "download C", "\"tid\":\"host\"", "\"call\":"})
+    BOOST_TEST(text.find(kind) != std::string::npos, kind);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
