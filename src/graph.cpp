@@ -19,20 +19,39 @@ namespace egpu::detail {
 struct RecordedGraph {
   cudaGraphExec_t exec = nullptr;
   std::thread::id thread;
-  std::size_t calls = 0;
+  std::size_t operations = 0;
   std::vector<void*> memory;  // DeviceMatrix memory released while recording
 };
 
 namespace {
-// Ends the capture of the thread's stream; the graph captured, or null.
-cudaGraph_t end_capture(cudaStream_t stream, cudaError_t& status) {
-  cudaGraph_t graph = nullptr;
-  status = cudaStreamEndCapture(stream, &graph);
-  return graph;
-}
-
 void release(const std::vector<void*>& memory, cudaStream_t stream) {
   for (void* p : memory) (void)cudaFreeAsync(p, stream);
+}
+
+// The calling thread's recording, ended: its stream no longer captured,
+// the thread no longer recording.
+struct EndedRecording {
+  cudaGraph_t graph = nullptr;  // null where the capture failed
+  cudaError_t status = cudaSuccess;
+  std::size_t operations = 0;
+  std::vector<void*> memory;  // DeviceMatrix memory released while recording
+  cudaStream_t stream = nullptr;
+};
+EndedRecording end_capture(runtime::Recording& rec) {
+  EndedRecording ended;
+  ended.operations = rec.operations;
+  ended.memory = std::move(rec.released);
+  runtime::set_recording(false);  // rec is gone from here on
+  ended.stream = runtime::thread_context().stream(0);
+  ended.status = cudaStreamEndCapture(ended.stream, &ended.graph);
+  if (ended.status != cudaSuccess) (void)cudaGetLastError();  // an invalidated capture is not sticky
+  return ended;
+}
+
+// A recording that gives no graph: what it captured and the memory it kept go.
+void discard(const EndedRecording& ended) {
+  if (ended.graph != nullptr) (void)cudaGraphDestroy(ended.graph);
+  release(ended.memory, ended.stream);
 }
 }  // namespace
 
@@ -50,14 +69,8 @@ void begin_recording() {
 void abandon_recording() noexcept {
   runtime::Recording* rec = runtime::recording();
   if (rec == nullptr) return;
-  const std::vector<void*> released = std::move(rec->released);
-  runtime::set_recording(false);
   try {
-    runtime::Context& ctx = runtime::thread_context();
-    cudaError_t status = cudaSuccess;
-    if (cudaGraph_t graph = end_capture(ctx.stream(0), status)) (void)cudaGraphDestroy(graph);
-    (void)cudaGetLastError();  // an invalidated capture is not sticky
-    release(released, ctx.stream(0));
+    discard(end_capture(*rec));
   } catch (...) {
   }
 }
@@ -65,27 +78,22 @@ void abandon_recording() noexcept {
 RecordedGraph* end_recording() {
   runtime::Recording* rec = runtime::recording();
   if (rec == nullptr) throw egpu::error("egpu::record: the thread is not recording");
-  auto graph = std::make_unique<RecordedGraph>();
-  graph->thread = std::this_thread::get_id();
-  graph->calls = rec->calls;
-  graph->memory = std::move(rec->released);
-  runtime::set_recording(false);
-  runtime::Context& ctx = runtime::thread_context();
-  cudaError_t status = cudaSuccess;
-  cudaGraph_t captured = end_capture(ctx.stream(0), status);
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (captured != nullptr) (void)cudaGraphDestroy(captured);
-    release(graph->memory, ctx.stream(0));
-    runtime::throw_cuda(status, "egpu::record: ending the capture of the recorded calls");
+  EndedRecording ended = end_capture(*rec);
+  if (ended.status != cudaSuccess) {
+    discard(ended);
+    runtime::throw_cuda(ended.status, "egpu::record: ending the capture of the recorded calls");
   }
-  status = cudaGraphInstantiate(&graph->exec, captured, 0);
-  (void)cudaGraphDestroy(captured);
+  auto graph = std::make_unique<RecordedGraph>();
+  const cudaError_t status = cudaGraphInstantiate(&graph->exec, ended.graph, 0);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    release(graph->memory, ctx.stream(0));
+    discard(ended);
     runtime::throw_cuda(status, "egpu::record: cudaGraphInstantiate");
   }
+  (void)cudaGraphDestroy(ended.graph);  // the executable graph keeps what it needs
+  graph->thread = std::this_thread::get_id();
+  graph->operations = ended.operations;
+  graph->memory = std::move(ended.memory);
   return graph.release();
 }
 
@@ -95,10 +103,11 @@ void launch_graph(RecordedGraph& graph) {
   runtime::refuse_while_recording("egpu::Graph::launch");
   runtime::Context& ctx = runtime::thread_context();
   runtime::cuda_check(cudaGraphLaunch(graph.exec, ctx.stream(0)), "egpu::Graph::launch: cudaGraphLaunch");
-  ctx.queued().queued({"a recorded graph of %lld calls", static_cast<long long>(graph.calls)}, ctx.stream(0));
+  ctx.queued().queued({"a recorded graph of %lld operations", static_cast<long long>(graph.operations)},
+                      ctx.stream(0));
 }
 
-std::size_t graph_calls(const RecordedGraph& graph) { return graph.calls; }
+std::size_t graph_calls(const RecordedGraph& graph) { return graph.operations; }
 
 void RecordedGraphDeleter::operator()(RecordedGraph* graph) const noexcept {
   if (graph == nullptr) return;

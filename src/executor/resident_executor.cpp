@@ -125,7 +125,7 @@ class ResidentCall {
   // once page-locked host operands (read in place by DMA) have been read.
   void finish() {
     if (runtime::Recording* rec = runtime::recording()) {
-      ++rec->calls;  // recorded, not queued: nothing to name or wait for
+      ++rec->operations;  // recorded, not queued: nothing to name or wait for
       return;
     }
     m_ctx.queued().queued(m_what, m_stream);

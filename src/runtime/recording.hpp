@@ -11,7 +11,7 @@
 namespace egpu::runtime {
 
 struct Recording {
-  std::size_t calls = 0;
+  std::size_t operations = 0;  // queued operations recorded: one per call, two through a temporary
   // DeviceMatrix memory released while recording: the recorded calls may
   // still use it, so the graph keeps it.
   std::vector<void*> released;
