@@ -1,5 +1,6 @@
 // egpu-bench <subcommand> [options]: dispatches to one subcommand.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -36,6 +37,14 @@ constexpr Subcommand kSubcommands[] = {
     {"resident", egpu_bench::run_resident,
      "egpu::DeviceMatrix: products against the backend's kernel, uploads/downloads against\n"
      "                   cudaMemcpy, a chain of small calls, an iterative kernel against host matrices and CPU Eigen"},
+    {"calibrate", egpu_bench::run_calibrate,
+     "measures this machine's rates for egpu's CPU/GPU dispatch and writes them where egpu reads them"},
+    {"dispatch", egpu_bench::run_dispatch,
+     "the automatic CPU/GPU choice against CPU Eigen and the GPU forced: products N=2..16384,\n"
+     "                   coefficient-wise 1..2^27 elements, pageable and pinned"},
+    {"transparent", egpu_bench::run_transparent,
+     "one Eigen program (products, PartialPivLU, LLT) built as plain CPU Eigen, Eigen + NVBLAS and\n"
+     "                   Eigen + egpu's transparent mode, timed in one run"},
 };
 
 void usage(std::FILE* out) {
@@ -52,6 +61,11 @@ int main(int argc, char** argv) {
   }
   for (const Subcommand& s : kSubcommands) {
     if (std::strcmp(argv[1], s.name) != 0) continue;
+    // The subcommands that measure egpu's GPU path send every call there;
+    // calibrate and dispatch measure the choice itself.
+    const bool measures_dispatch = !std::strcmp(s.name, "calibrate") || !std::strcmp(s.name, "dispatch") ||
+                                   !std::strcmp(s.name, "transparent");
+    if (!measures_dispatch) setenv("EGPU_DISPATCH", "gpu", 0);
     try {
       return s.run(argc - 1, argv + 1);
     } catch (const std::invalid_argument& e) {

@@ -38,4 +38,15 @@ int run_reduce(int argc, char** argv);
 // code on host matrices and CPU Eigen.
 int run_resident(int argc, char** argv);
 
+// The rates of egpu's CPU/GPU dispatch, measured and written where the
+// library reads them.
+int run_calibrate(int argc, char** argv);
+
+// The automatic CPU/GPU choice against CPU Eigen and the GPU forced, per size.
+int run_dispatch(int argc, char** argv);
+
+// One Eigen program built as plain CPU Eigen, Eigen + NVBLAS and Eigen in
+// egpu's transparent mode, timed in one run.
+int run_transparent(int argc, char** argv);
+
 }  // namespace egpu_bench

@@ -1,9 +1,9 @@
 # Installs the library, its headers and a package config so that
-# find_package(egpu) gives the target egpu::egpu.
+# find_package(egpu) gives the targets egpu::egpu and egpu::transparent.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS egpu EXPORT egpuTargets
+install(TARGETS egpu egpu_transparent EXPORT egpuTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -19,6 +19,8 @@ need libboost-test-dev /usr/include/boost/test/unit_test.hpp
 need cmake cmake
 need ninja-build ninja
 need g++ g++
+# The CPU BLAS behind NVBLAS in `egpu-bench transparent` (Eigen + NVBLAS).
+need libopenblas-dev /usr/lib/x86_64-linux-gnu/libopenblas.so
 
 if [ ${#missing[@]} -gt 0 ]; then
   cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"

@@ -1,7 +1,9 @@
 // egpu::detail::gemm, the compiled library's entry for products.
+#include <atomic>
 #include <type_traits>
 
 #include "egpu/detail/gemm_descriptor.hpp"
+#include "egpu/detail/testing.hpp"
 #include "egpu/error.hpp"
 #include "executor/gemm_executor.hpp"
 #include "executor/resident_executor.hpp"
@@ -30,11 +32,16 @@ void scale_c(const GemmDesc& d) {
     }
 }
 
+std::atomic<std::size_t> g_products_on_gpu{0};
+
 }  // namespace
+
+std::size_t products_run_on_gpu() { return g_products_on_gpu.load(); }
 
 void gemm(const GemmDesc& desc, const Options& options) {
   validate(desc);
   if (desc.m == 0 || desc.n == 0) return;
+  ++g_products_on_gpu;
   if (executor::touches_device(desc)) return executor::run_resident_gemm(desc, options);
   runtime::refuse_while_recording("a product of host matrices");
   if (desc.k == 0) {

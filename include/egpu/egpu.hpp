@@ -16,6 +16,24 @@
 // library; without a usable GPU the same call runs on CPU Eigen.
 #pragma once
 
+// Transparent mode: Eigen's own products go through egpu (see
+// adapter/transparent.hpp). It needs Eigen's GEMM threshold set before
+// Eigen is first included: define EGPU_TRANSPARENT and include this header
+// first (or compile with -DEGPU_TRANSPARENT -include egpu/egpu.hpp; the
+// CMake target egpu::transparent does both).
+#ifdef EGPU_TRANSPARENT
+#if defined(EIGEN_CORE_H) || defined(EIGEN_CORE_MODULE_H)
+#error "EGPU_TRANSPARENT: include <egpu/egpu.hpp> before any Eigen header (or compile with -include egpu/egpu.hpp)"
+#endif
+#ifdef EIGEN_GEMM_TO_COEFFBASED_THRESHOLD
+#error "EGPU_TRANSPARENT sets EIGEN_GEMM_TO_COEFFBASED_THRESHOLD itself; do not define it"
+#endif
+// Every GEMM product takes Eigen's coefficient-based path, where egpu
+// receives it; egpu gives the small ones back to Eigen as Eigen runs them.
+#define EIGEN_GEMM_TO_COEFFBASED_THRESHOLD ((std::numeric_limits<Eigen::Index>::max)())
+#include <limits>
+#endif
+
 #include <Eigen/Dense>
 
 #include "egpu/adapter/assign.hpp"
@@ -27,6 +45,9 @@
 #include "egpu/graph.hpp"
 #include "egpu/options.hpp"
 #include "egpu/pin.hpp"
+#ifdef EGPU_TRANSPARENT
+#include "egpu/adapter/transparent.hpp"
+#endif
 
 namespace egpu {
 

@@ -19,7 +19,17 @@ enum class Precision {
   tf32x3,  // three TF32 tensor-core products of split operands: fp32-level error
 };
 
+// Where a call runs.
+enum class Where {
+  automatic,  // the faster of CPU Eigen and the GPU, by a cost model of the call (default)
+  gpu,        // the GPU whenever there is one
+  cpu,        // CPU Eigen
+};
+
 struct Options {
+  // `automatic` follows EGPU_DISPATCH=auto|gpu|cpu when it is set.
+  // Calls that read or write DeviceMatrix data run on the GPU either way.
+  Where where = Where::automatic;
   Backend backend = Backend::own;
   Precision precision = Precision::exact;
   // Device memory one call may use, in bytes; 0 takes what the device has

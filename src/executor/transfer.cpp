@@ -5,6 +5,7 @@
 
 #include "executor/thread_pool.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/pinning.hpp"
 
 namespace egpu::executor {
 namespace {
@@ -121,17 +122,7 @@ std::int64_t slot_elements() {
 template <class T>
 bool is_pinned(const HostMatrix<T>& m) {
   if (m.rows == 0 || m.cols == 0) return false;
-  const T* first = m.data;
-  const T* last = m.data + (m.rows - 1) * m.row_stride + (m.cols - 1) * m.col_stride;
-  for (const T* p : {first, last}) {
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
-      (void)cudaGetLastError();  // not an error: the pointer is unknown to CUDA
-      return false;
-    }
-    if (attributes.type != cudaMemoryTypeHost) return false;
-  }
-  return true;
+  return runtime::is_pinned_range(m.data, m.data + (m.rows - 1) * m.row_stride + (m.cols - 1) * m.col_stride);
 }
 
 template <class T>

@@ -28,4 +28,13 @@ bool quiet_requested(const char* env_value) {
   return env_value != nullptr && *env_value != '\0' && std::string(env_value) != "0";
 }
 
+Where parse_dispatch_request(const char* env_value) {
+  if (env_value == nullptr || *env_value == '\0') return Where::automatic;
+  const std::string v(env_value);
+  if (v == "auto") return Where::automatic;
+  if (v == "gpu") return Where::gpu;
+  if (v == "cpu") return Where::cpu;
+  throw egpu::error("EGPU_DISPATCH=" + v + ": expected auto, gpu or cpu");
+}
+
 }  // namespace egpu::runtime

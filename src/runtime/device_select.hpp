@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "egpu/options.hpp"
+
 namespace egpu::runtime {
 
 struct DeviceRequest {
@@ -18,5 +20,9 @@ DeviceRequest parse_device_request(const char* env_value);
 
 // Whether the notice about running on the CPU is silenced (EGPU_QUIET=1).
 bool quiet_requested(const char* env_value);
+
+// EGPU_DISPATCH: "auto" (or unset, or empty), "gpu" or "cpu"; anything else
+// throws egpu::error naming the value.
+Where parse_dispatch_request(const char* env_value);
 
 }  // namespace egpu::runtime

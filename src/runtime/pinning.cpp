@@ -6,6 +6,7 @@
 #include "egpu/pin.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/device.hpp"
+#include "runtime/pinning.hpp"
 
 namespace egpu::detail {
 
@@ -21,3 +22,19 @@ void unpin_memory(void* data) noexcept {
 }
 
 }  // namespace egpu::detail
+
+namespace egpu::runtime {
+
+bool is_pinned_range(const void* first, const void* last) {
+  for (const void* p : {first, last}) {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+      (void)cudaGetLastError();  // not an error: the pointer is unknown to CUDA
+      return false;
+    }
+    if (attributes.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
+}
+
+}  // namespace egpu::runtime

@@ -40,3 +40,15 @@ BOOST_AUTO_TEST_CASE(quiet) {
   BOOST_TEST(quiet_requested("1"));
   BOOST_TEST(quiet_requested("yes"));
 }
+
+BOOST_AUTO_TEST_CASE(dispatch_request) {
+  using egpu::Where;
+  using egpu::runtime::parse_dispatch_request;
+  BOOST_TEST((parse_dispatch_request(nullptr) == Where::automatic));
+  BOOST_TEST((parse_dispatch_request("") == Where::automatic));
+  BOOST_TEST((parse_dispatch_request("auto") == Where::automatic));
+  BOOST_TEST((parse_dispatch_request("gpu") == Where::gpu));
+  BOOST_TEST((parse_dispatch_request("cpu") == Where::cpu));
+  for (const char* v : {"GPU2", "banana", " gpu", "gpu ", "1", "automatic"})
+    BOOST_CHECK_THROW(parse_dispatch_request(v), egpu::error);
+}

@@ -4,6 +4,7 @@
 #include <string>
 #include <type_traits>
 
+#include "egpu/detail/dispatch.hpp"
 #include "egpu/detail/elementwise_program.hpp"
 #include "egpu/detail/reduction.hpp"
 #include "egpu/device.hpp"
@@ -180,6 +181,29 @@ void reduce(const ElementwiseProgram& program, const Reduction& reduction, void*
     egpu_test::recording::store_reduced<decltype(zero)>(expected, result);
   });
 }
+
+// The dispatch sends every call to the recording backend, unless a call's
+// options say where = cpu.
+const DispatchState& dispatch_state() {
+  static const DispatchState s = [] {
+    DispatchState d;
+    d.device = true;
+    d.where = Where::gpu;
+    return d;
+  }();
+  return s;
+}
+Decision decide_product(const GemmDesc&, const Options& options, int) {
+  Decision d;
+  d.gpu = options.where != Where::cpu;
+  return d;
+}
+Decision decide_elementwise(const ElementwiseProgram&, const MatrixDesc&, ScalarKind, bool, const Options& options) {
+  Decision d;
+  d.gpu = options.where != Where::cpu;
+  return d;
+}
+void log_call(const Decision&, double) {}
 
 }  // namespace detail
 }  // namespace egpu

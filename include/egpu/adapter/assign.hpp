@@ -5,13 +5,17 @@
 
 #include <Eigen/Dense>
 
+#include <algorithm>
 #include <complex>
+#include <cstdint>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "egpu/adapter/choose.hpp"
 #include "egpu/adapter/describe.hpp"
 #include "egpu/adapter/elementwise_parts.hpp"
 #include "egpu/adapter/gemm_update_parts.hpp"
@@ -144,20 +148,66 @@ class ProductCall {
   Scalar m_alpha{};
 };
 
-// The product part: dst func= factor * (lhs * rhs).
+// Whether dst's memory may overlap a product operand's (the matrix under
+// its transposes, conjugation and factors), from bounding addresses alone;
+// an operand or a destination without direct access may.
+template <class X>
+std::pair<std::uintptr_t, std::uintptr_t> address_bounds(const X& x) {
+  const auto first = reinterpret_cast<std::uintptr_t>(x.data());
+  if (x.size() == 0) return {first, first};
+  const std::uintptr_t span = static_cast<std::uintptr_t>((x.outerSize() - 1) * x.outerStride() +
+                                                          (x.innerSize() - 1) * x.innerStride() + 1);
+  return {first, first + span * sizeof(typename X::Scalar)};
+}
+template <class Dst, class Operand>
+bool may_overlap(const Dst& dst, const Operand& operand) {
+  using Traits = Eigen::internal::blas_traits<Operand>;
+  using Matrix = std::remove_const_t<std::remove_reference_t<typename Traits::ExtractType>>;
+  if constexpr (!has_direct_access_v<Dst> || !has_direct_access_v<Matrix> || is_device_view_v<Dst> ||
+                is_device_view_v<Matrix>) {
+    return true;
+  } else {
+    const auto d = address_bounds(dst), o = address_bounds(Traits::extract(operand));
+    return d.first < o.second && o.first < d.second;
+  }
+}
+
+// CPU Eigen's dst func= factor * product, with Eigen's aliasing rule:
+// evaluated into a temporary first when an operand overlaps dst.
+template <class Dst, class Product, class Func>
+void product_on_cpu(Dst& dst, const Product& product, const typename Product::Scalar& factor, const Func& func,
+                    bool aliased) {
+  using Scalar = typename Product::Scalar;
+  CpuScope scope;
+  if (aliased) {
+    typename Product::PlainObject value(product.rows(), product.cols());
+    product_on_cpu(value, product, factor, Eigen::internal::assign_op<Scalar, Scalar>(), false);
+    Eigen::internal::call_assignment_no_alias(dst, value, func);
+  } else if (factor == Scalar(1)) {
+    Eigen::internal::call_assignment_no_alias(dst, product, func);
+  } else {
+    Eigen::internal::call_assignment_no_alias(dst, factor * product, func);
+  }
+}
+
 template <class Dst, class Product, class Func>
 void assign_product(Dst& dst, const Product& product, const typename Product::Scalar& factor,
-                    const Options& options, const Func& func) {
+                    const Options& options, const Func& func);
+
+// The product part: dst func= factor * (lhs * rhs); on_cpu(aliased) runs
+// it on the CPU where the dispatch keeps it there.
+template <class Dst, class Product, class Func, class Cpu>
+void assign_product_or(Dst& dst, const Product& product, const typename Product::Scalar& factor,
+                       const Options& options, const Func& func, Cpu&& on_cpu) {
   using Scalar = typename Product::Scalar;
-  using Lhs = typename Product::LhsNestedCleaned;
-  using Rhs = typename Product::RhsNestedCleaned;
   using Plain = temporary_for_t<Dst, Product, Scalar>;
   constexpr int kind = functor_kind<Func>::value;
   check_device_destination_functor<Dst, kind>();
   constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Product>;
+  constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
 
-  const Lhs& lhs = product.lhs();
-  const Rhs& rhs = product.rhs();
+  const auto& lhs = product.lhs();
+  const auto& rhs = product.rhs();
   if (lhs.cols() != rhs.rows())
     throw error("product " + size_text(lhs.rows(), lhs.cols()) + " * " + size_text(rhs.rows(), rhs.cols()) +
                 ": inner sizes differ");
@@ -171,13 +221,6 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
     Eigen::internal::call_assignment_no_alias(dst, result, func);
     return;
   } else {
-    if constexpr (!on_device) {
-      // (Device operands without a device were made host views by assign.)
-      if (!has_device()) {
-        Eigen::internal::call_assignment(dst, factor * product, func);
-        return;
-      }
-    }
     if (m == 0 || n == 0 || k == 0) {
       if constexpr (kind == 1) {
         dst.resize(m, n);
@@ -188,15 +231,29 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
       }
       return;
     }
-
+    // (Device operands without a device were made host views by assign.)
+    if constexpr (!on_device) {
+      // Calls the gate keeps on the CPU skip the description: they cost
+      // CPU Eigen's time and a few nanoseconds.
+      if (gate(options, product_flops<Scalar>(m, n, k), 0) == Gate::cpu)
+        return on_cpu(may_overlap(dst, product.lhs()) || may_overlap(dst, product.rhs()));
+    }
     ProductCall<Product> call(product, factor);
+    bool aliased = false;
+    if constexpr (dst_direct) aliased = call.reads(describe_any(dst));
     GemmDesc& desc = call.desc();
+    const Decision decision = choose<on_device>(options, product_flops<Scalar>(m, n, k), 0, [&] {
+      desc.c = dst_direct && !aliased ? describe_any(dst) : MatrixDesc{nullptr, m, n, 1, m};
+      desc.beta_is_zero = kind == 1;
+      return decide_product(desc, options, Eigen::nbThreads());
+    });
+    const CallLog log(decision);
+    if constexpr (!on_device) {
+      if (!decision.gpu) return on_cpu(aliased);
+    }
     const Scalar alpha = call.alpha();
     desc.alpha = as_complex_double(kind == 3 ? Scalar(-alpha) : alpha);
 
-    constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
-    bool aliased = false;
-    if constexpr (dst_direct) aliased = call.reads(describe_any(dst));
     if (!dst_direct || aliased) {
       // Eigen's rule for `=` (and what a destination without direct access
       // needs): the product goes to a temporary, then into dst.
@@ -218,6 +275,16 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
   }
 }
 
+template <class Dst, class Product, class Func>
+void assign_product(Dst& dst, const Product& product, const typename Product::Scalar& factor,
+                    const Options& options, const Func& func) {
+  assign_product_or(dst, product, factor, options, func, [&](bool aliased) {
+    // (Calls on device data never run here: see assign_product_or.)
+    if constexpr (!is_device_view_v<Dst> && !holds_device_v<Product>)
+      product_on_cpu(dst, product, factor, func, aliased);
+  });
+}
+
 // Whether a leaf overlaps the destination other than as the destination
 // itself, element for element (which Eigen's rule for coefficient-wise
 // assignment allows): a transposed or shifted view of it, a broadcast of
@@ -229,6 +296,40 @@ inline bool aliases_otherwise(const ElementwiseProgram& program, const MatrixDes
     if (leaf.scalar != out_scalar || !same_view(leaf.m, out)) return true;
   }
   return false;
+}
+
+// aliases_otherwise for CPU Eigen's side of a call, without describing the
+// expression (no allocation: small calls stay cheap): 1 when a leaf
+// overlaps dst other than as dst itself, element for element; 0 when none
+// does; -1 for an expression with a node it does not know (then describe it).
+template <class X> struct unary_node : std::false_type {};
+template <class F, class X> struct unary_node<Eigen::CwiseUnaryOp<F, X>> : std::true_type {};
+template <class X> struct unary_node<Eigen::ArrayWrapper<X>> : std::true_type {};
+template <class X> struct unary_node<Eigen::MatrixWrapper<X>> : std::true_type {};
+template <class X> struct binary_node : std::false_type {};
+template <class F, class L, class R> struct binary_node<Eigen::CwiseBinaryOp<F, L, R>> : std::true_type {};
+template <class X> struct nullary_node : std::false_type {};
+template <class F, class P> struct nullary_node<Eigen::CwiseNullaryOp<F, P>> : std::true_type {};
+inline int either_overlaps(int a, int b) { return a == 1 || b == 1 ? 1 : a < 0 || b < 0 ? -1 : 0; }
+template <class X, class Dst>
+int overlaps_otherwise(const X& x, const Dst& dst) {
+  if constexpr (has_direct_access_v<X> && !is_device_view_v<X>) {
+    const auto a = address_bounds(x), d = address_bounds(dst);
+    if (!(a.first < d.second && d.first < a.second)) return 0;
+    const bool same = std::is_same_v<typename X::Scalar, typename Dst::Scalar> &&
+                      static_cast<const void*>(x.data()) == static_cast<const void*>(dst.data()) &&
+                      x.rows() == dst.rows() && x.cols() == dst.cols() && bool(X::IsRowMajor) == bool(Dst::IsRowMajor) &&
+                      x.innerStride() == dst.innerStride() && x.outerStride() == dst.outerStride();
+    return same ? 0 : 1;
+  } else if constexpr (nullary_node<X>::value) {
+    return 0;
+  } else if constexpr (unary_node<X>::value) {
+    return overlaps_otherwise(x.nestedExpression(), dst);
+  } else if constexpr (binary_node<X>::value) {
+    return either_overlaps(overlaps_otherwise(x.lhs(), dst), overlaps_otherwise(x.rhs(), dst));
+  } else {
+    return -1;
+  }
 }
 
 // For += and -= (Kind 2, 3): dst += f is dst = dst + f, so dst becomes one
@@ -309,16 +410,26 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
     assign_from_temporary(dst, result, options, func);
   };
   constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
-  if constexpr (!is_device_view_v<Dst> && !holds_device_v<Xpr>) {
-    // (Device operands without a device were made host views by assign.)
-    if (!has_device()) {
+  constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Xpr>;
+  // (Device operands without a device were made host views by assign.)
+  const Decision decision = choose<on_device>(options, 0, static_cast<double>(rows) * static_cast<double>(cols),
+                                              [&] { return decide_call(xpr, destination_desc(dst, rows, cols), kind, options); });
+  const CallLog log(decision);
+  if constexpr (!on_device) {
+    if (!decision.gpu) {
       // CPU Eigen, with egpu's aliasing rule: an operand overlapping dst other
       // than element for element is read before dst is written.
+      CpuScope scope;
       bool aliased = false;
       if constexpr (has_direct_access_v<Dst>) {
-        std::vector<std::shared_ptr<void>> none;
-        aliased = aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
-                                    scalar_kind_of<typename Dst::Scalar>::value);
+        const int quick = overlaps_otherwise(xpr, dst);
+        if (quick >= 0) {
+          aliased = quick == 1;
+        } else {
+          std::vector<std::shared_ptr<void>> none;
+          aliased = aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
+                                      scalar_kind_of<typename Dst::Scalar>::value);
+        }
       }
       if (aliased) {
         const typename Xpr::PlainObject value = xpr;

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "egpu/adapter/choose.hpp"
 #include "egpu/adapter/describe.hpp"
 #include "egpu/detail/elementwise_program.hpp"
 
@@ -364,14 +365,57 @@ struct ew_node<Eigen::Product<L, R, Option>> {
 // The program of x; leaves may point into `temporaries`. shape_only: see
 // ProgramBuilder::shape_only.
 template <class Xpr>
+void describe_elementwise_into(ElementwiseProgram& program, const Xpr& x,
+                               std::vector<std::shared_ptr<void>>& temporaries, bool shape_only = false,
+                               std::vector<DeferredProduct>* deferred = nullptr) {
+  program.rows = x.rows();
+  program.cols = x.cols();
+  program.leaves.clear();
+  program.constants.clear();
+  program.code.clear();
+  ProgramBuilder builder(program, temporaries, shape_only, deferred);
+  ew_emit(x, builder, false);
+}
+template <class Xpr>
 ElementwiseProgram describe_elementwise(const Xpr& x, std::vector<std::shared_ptr<void>>& temporaries,
                                         bool shape_only = false, std::vector<DeferredProduct>* deferred = nullptr) {
   ElementwiseProgram program;
-  program.rows = x.rows();
-  program.cols = x.cols();
-  ProgramBuilder builder(program, temporaries, shape_only, deferred);
-  ew_emit(x, builder, false);
+  describe_elementwise_into(program, x, temporaries, shape_only, deferred);
   return program;
+}
+
+// The model's decision for a coefficient-wise call of xpr into `out` (a
+// reduction: out describes nothing): as a coefficient-wise call, or, when
+// xpr holds products, as its largest product (the coefficient-wise rest of
+// such a call costs little beside it). kind: 1 for =, 2 and 3 for += and -=.
+template <class Xpr>
+Decision decide_call(const Xpr& xpr, const MatrixDesc& out, int kind, const Options& options,
+                     bool reduction = false) {
+  using Scalar = typename Xpr::Scalar;
+  using ValueScalar = std::conditional_t<is_element_scalar_v<Scalar>, Scalar, float>;  // count(): booleans
+  std::vector<std::shared_ptr<void>> none;
+  std::vector<DeferredProduct> products;
+  const ElementwiseProgram shape = describe_elementwise(xpr, none, true, holds_product_v<Xpr> ? &products : nullptr);
+  if (!products.empty()) {
+    auto size = [](const DeferredProduct& p) { return double(p.desc->m) * double(p.desc->n) * double(p.desc->k); };
+    const auto largest = std::max_element(products.begin(), products.end(),
+                                          [&](const auto& a, const auto& b) { return size(a) < size(b); });
+    GemmDesc desc = *largest->desc;
+    desc.c = out;
+    desc.beta_is_zero = kind == 1;
+    return decide_product(desc, options, Eigen::nbThreads());
+  }
+  return decide_elementwise(shape, out, scalar_kind_of<ValueScalar>::value, reduction, options);
+}
+
+// dst's description for the dispatch, or (when dst has no direct access or
+// will be resized) one that points nowhere.
+template <class Dst>
+MatrixDesc destination_desc(const Dst& dst, Eigen::Index rows, Eigen::Index cols) {
+  if constexpr (describable_v<Dst>) {
+    if (dst.rows() == rows && dst.cols() == cols) return describe_any(dst);
+  }
+  return MatrixDesc{nullptr, rows, cols, 1, rows};
 }
 
 }  // namespace egpu::detail

@@ -50,55 +50,58 @@ struct FullReductions {
   using Real = typename Eigen::NumTraits<Scalar>::Real;
   static constexpr bool kNumeric = is_element_scalar_v<Scalar>;
 
-  // f(x) on CPU Eigen: true when there is no device, with the value in `value`.
-  template <class R, class F>
-  static bool on_cpu(const Xpr& x, R& value, F&& f) {
-    if (has_device()) return false;
-    value = static_cast<R>(f(host_view(x)));
-    return true;
+  // f(x) on CPU Eigen (on host views: without a device a DeviceMatrix's
+  // memory is host memory) or g() on the GPU, as the dispatch decides.
+  template <class R, class F, class G>
+  static R run(const Xpr& x, const Options& o, F&& f, G&& g) {
+    const Decision d = choose<holds_device_v<Xpr>>(
+        o, 0, static_cast<double>(x.size()), [&] { return decide_call(x, MatrixDesc{}, 1, o, true); });
+    const CallLog log(d);
+    if (!d.gpu) {
+      CpuScope scope;
+      return static_cast<R>(f(host_view(x)));
+    }
+    return g();
   }
 
   static Scalar sum(const Xpr& x, const Options& o) {
     static_assert(kNumeric, "egpu::gpu(x).sum(): x's values are float, double or complex (count() counts booleans)");
-    Scalar v{};
-    if (on_cpu(x, v, [](const auto& h) { return h.sum(); })) return v;
-    return reduce_all<Scalar>(x, o, ReduceOp::sum, false);
+    return run<Scalar>(x, o, [](const auto& h) { return h.sum(); },
+                       [&] { return reduce_all<Scalar>(x, o, ReduceOp::sum, false); });
   }
   static Scalar prod(const Xpr& x, const Options& o) {
     static_assert(kNumeric, "egpu::gpu(x).prod(): x's values are float, double or complex");
-    Scalar v{};
-    if (on_cpu(x, v, [](const auto& h) { return h.prod(); })) return v;
-    return reduce_all<Scalar>(x, o, ReduceOp::prod, false);
+    return run<Scalar>(x, o, [](const auto& h) { return h.prod(); },
+                       [&] { return reduce_all<Scalar>(x, o, ReduceOp::prod, false); });
   }
   static Scalar mean(const Xpr& x, const Options& o) {
     static_assert(kNumeric, "egpu::gpu(x).mean(): x's values are float, double or complex");
     if (x.size() == 0) throw error("egpu::gpu(x).mean(): x is empty");
-    Scalar v{};
-    if (on_cpu(x, v, [](const auto& h) { return h.mean(); })) return v;
-    return reduce_all<Scalar>(x, o, ReduceOp::sum, false) / Scalar(static_cast<Real>(x.size()));
+    return run<Scalar>(x, o, [](const auto& h) { return h.mean(); }, [&] {
+      return reduce_all<Scalar>(x, o, ReduceOp::sum, false) / Scalar(static_cast<Real>(x.size()));
+    });
   }
   template <bool Max>
   static Scalar extreme(const Xpr& x, const Options& o) {
     static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>,
                   "egpu::gpu(x).minCoeff()/maxCoeff(): x's values are float or double (complex values have no order)");
     if (x.size() == 0) throw error(Max ? "egpu::gpu(x).maxCoeff(): x is empty" : "egpu::gpu(x).minCoeff(): x is empty");
-    Scalar v{};
-    if (on_cpu(x, v, [](const auto& h) {
+    return run<Scalar>(
+        x, o,
+        [](const auto& h) {
           return Max ? h.template maxCoeff<Eigen::PropagateNaN>() : h.template minCoeff<Eigen::PropagateNaN>();
-        }))
-      return v;
-    return reduce_all<Scalar>(x, o, Max ? ReduceOp::max : ReduceOp::min, false);
+        },
+        [&] { return reduce_all<Scalar>(x, o, Max ? ReduceOp::max : ReduceOp::min, false); });
   }
   static Real squared_norm(const Xpr& x, const Options& o) {
     static_assert(kNumeric, "egpu::gpu(x).squaredNorm()/norm(): x's values are float, double or complex");
-    Real v{};
-    if (on_cpu(x, v, [](const auto& h) { return h.matrix().squaredNorm(); })) return v;
-    return reduce_all<Real>(x, o, ReduceOp::sum, true);
+    return run<Real>(x, o, [](const auto& h) { return h.matrix().squaredNorm(); },
+                     [&] { return reduce_all<Real>(x, o, ReduceOp::sum, true); });
   }
   static Eigen::Index count(const Xpr& x, const Options& o) {
-    Eigen::Index v{};
-    if (on_cpu(x, v, [](const auto& h) { return h.count(); })) return v;
-    return static_cast<Eigen::Index>(reduce_all<std::int64_t>(x, o, ReduceOp::count, false));
+    return run<Eigen::Index>(x, o, [](const auto& h) { return h.count(); }, [&] {
+      return static_cast<Eigen::Index>(reduce_all<std::int64_t>(x, o, ReduceOp::count, false));
+    });
   }
 };
 
@@ -224,12 +227,19 @@ void assign_from_temporary(Dst& dst, const Value& value, const Options& options,
 // the reduction reads no element.
 template <class Dst, class Xpr, class Func>
 void assign_partial_reduction(Dst& dst, const Xpr& x, const Options& options, const Func& func) {
-  if constexpr (!holds_device_v<Xpr> && !is_device_view_v<Dst>) {
-    if (!has_device()) return Eigen::internal::call_assignment_no_alias(dst, partial_reduction_on_cpu(x), func);
+  constexpr bool on_device = holds_device_v<Xpr> || is_device_view_v<Dst>;
+  const auto& reduced = partial_redux_parts<Xpr>::redux(x).nestedExpression();
+  const Decision decision = choose<on_device>(options, 0, static_cast<double>(reduced.size()),
+                                              [&] { return decide_call(reduced, MatrixDesc{}, 1, options, true); });
+  const CallLog log(decision);
+  if constexpr (!on_device) {
+    if (!decision.gpu) {
+      CpuScope scope;
+      return Eigen::internal::call_assignment_no_alias(dst, partial_reduction_on_cpu(x), func);
+    }
   }
   if constexpr (is_device_view_v<Dst>) {
     using Parts = partial_redux_parts<Xpr>;
-    const auto& reduced = Parts::redux(x).nestedExpression();
     if (reduced.size() > 0) {
       std::vector<std::shared_ptr<void>> temporaries;
       const ElementwiseProgram program = describe_elementwise(reduced, temporaries);

@@ -23,4 +23,8 @@ void inject_queued_failure();
 std::size_t device_bytes_in_use();
 std::size_t pinned_bytes_held();
 
+// Products the library has run on the GPU in this process (every
+// detail::gemm call that got past its checks, from any thread).
+std::size_t products_run_on_gpu();
+
 }  // namespace egpu::detail
