@@ -179,15 +179,12 @@ void product_on_cpu(Dst& dst, const Product& product, const typename Product::Sc
                     bool aliased) {
   using Scalar = typename Product::Scalar;
   CpuScope scope;
-  if (aliased) {
-    typename Product::PlainObject value(product.rows(), product.cols());
-    product_on_cpu(value, product, factor, Eigen::internal::assign_op<Scalar, Scalar>(), false);
-    Eigen::internal::call_assignment_no_alias(dst, value, func);
-  } else if (factor == Scalar(1)) {
-    Eigen::internal::call_assignment_no_alias(dst, product, func);
-  } else {
+  // One expression form (factor * product) for both cases: each form is
+  // another instantiation of Eigen's GEMM in every caller.
+  if (aliased)
+    Eigen::internal::call_assignment(dst, factor * product, func);
+  else
     Eigen::internal::call_assignment_no_alias(dst, factor * product, func);
-  }
 }
 
 template <class Dst, class Product, class Func>
