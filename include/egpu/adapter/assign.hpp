@@ -177,7 +177,6 @@ bool may_overlap(const Dst& dst, const Operand& operand) {
 template <class Dst, class Product, class Func>
 void product_on_cpu(Dst& dst, const Product& product, const typename Product::Scalar& factor, const Func& func,
                     bool aliased) {
-  using Scalar = typename Product::Scalar;
   CpuScope scope;
   // One expression form (factor * product) for both cases: each form is
   // another instantiation of Eigen's GEMM in every caller.
