@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
     const bool measures_dispatch = !std::strcmp(s.name, "calibrate") || !std::strcmp(s.name, "dispatch") ||
                                    !std::strcmp(s.name, "transparent");
     if (!measures_dispatch) setenv("EGPU_DISPATCH", "gpu", 0);
+#ifdef EGPU_BENCH_LEAN
+    std::fprintf(stderr, "egpu-bench: this build is the test build's compile check (-O1, EGPU_BENCH_LEAN): "
+                         "its times are not the bench's; use scripts/bench.sh's build\n");
+#endif
     try {
       return s.run(argc - 1, argv + 1);
     } catch (const std::invalid_argument& e) {

@@ -11,8 +11,13 @@
 // The floor of a backend at a size, measured in the same run: pinned copy
 // bandwidth each way (once per run) and that backend's device-resident GEMM
 // time (own: egpu::kernels::gemm_tiled; cuBLAS: cublas<t>gemm, default
-// math); floor = max(GEMM time, (A + B) / H2D, C / D2H). "x floor" is a
-// system's time over its backend's floor (cuBLASXt against cuBLAS's).
+// math); floor = max(GEMM time, (A + B) / H2D, C / D2H). For pageable
+// operands the floor also counts the host's parallel copy rate between
+// pageable and pinned memory (gpu::measure_host_copy, all cores, once per
+// run): (A + B) / pack rate and C / unpack rate, which overlap the DMA in
+// a pipeline, so floor = max(GEMM, (A + B) / min(H2D, pack), C / min(D2H,
+// unpack)). "x floor" is a system's time over its backend's floor
+// (cuBLASXt against cuBLAS's).
 //
 // Each result is checked against CPU Eigen's (relative Frobenius error), or
 // against egpu-cublas's where CPU Eigen is skipped (--cpu-max).
@@ -55,6 +60,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -112,6 +118,7 @@ struct Settings {
   egpu::Options pipeline;
   bool gpu = false;
   gpu::Bandwidth bandwidth;  // bytes/s; 0 where not measured
+  gpu::HostCopyRate host_copy;  // pageable <-> pinned, bytes/s; 0 where not measured
   std::string bandwidth_error;
 
   bool wants(const std::string& system) const {
@@ -140,14 +147,28 @@ struct Measurement {
 
 // The floor of one backend at one size. h2d uploads A and B; a product that
 // reads C (the update form) uploads C as well (h2d_c more).
+// pageable: the copies are the slower of the DMA and the host's copy
+// through pinned memory.
 struct Floor {
   std::string backend;  // "own", "cublas"
+  bool pageable = false;
   double gemm = 0, h2d = 0, d2h = 0, h2d_c = 0;
   std::string error;
   double up(bool reads_c) const { return h2d + (reads_c ? h2d_c : 0.0); }
   double seconds(bool reads_c = false) const { return std::max(gemm, std::max(up(reads_c), d2h)); }
   std::string bound(bool reads_c = false) const {
     return gemm >= up(reads_c) && gemm >= d2h ? "compute" : up(reads_c) >= d2h ? "H2D" : "D2H";
+  }
+  // The same floor for operands in pageable memory.
+  Floor for_pageable(const gpu::HostCopyRate& host, double bytes) const {
+    Floor f = *this;
+    f.pageable = true;
+    if (host.pack > 0 && host.unpack > 0) {
+      f.h2d = std::max(h2d, 2 * bytes / host.pack);
+      f.h2d_c = std::max(h2d_c, bytes / host.pack);
+      f.d2h = std::max(d2h, bytes / host.unpack);
+    }
+    return f;
   }
   bool ok() const { return error.empty() && gemm > 0 && h2d > 0 && d2h > 0; }
 };
@@ -333,12 +354,18 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
       }
       floors[backend] = f;
       result.floors.push_back(f);
+      if (settings.host_copy.pack > 0 &&
+          std::find(settings.memories.begin(), settings.memories.end(), "pageable") != settings.memories.end()) {
+        floors[backend + ":pageable"] = f.for_pageable(settings.host_copy, bytes);
+        result.floors.push_back(floors[backend + ":pageable"]);
+      }
     };
     if (settings.wants("egpu-own")) measure("own", gpu::DeviceGemm::own);
     if (settings.wants("egpu-cublas") || settings.wants("cublasxt")) measure("cublas", gpu::DeviceGemm::cublas);
   }
   auto attach_floor = [&](Measurement& m, const std::string& backend) {
-    const auto it = floors.find(backend);
+    auto it = floors.find(backend + ":pageable");
+    if (m.memory != "pageable" || it == floors.end()) it = floors.find(backend);
     if (it != floors.end() && it->second.ok()) {
       const bool reads_c = m.form == "update" || reads_d(m.form);  // C, or D, goes up too
       m.floor = it->second.seconds(reads_c);
@@ -590,6 +617,20 @@ int run_product(int argc, char** argv) {
       settings.bandwidth = gpu::Bandwidth{};
       std::printf("pinned copy bandwidth: FAILED (%s); no floors\n", e.what());
     }
+    if (std::find(settings.memories.begin(), settings.memories.end(), "pageable") != settings.memories.end()) {
+      try {
+        // egpu's staging_threads = 0 means every hardware thread.
+        const int staging = settings.pipeline.staging_threads > 0
+                                ? settings.pipeline.staging_threads
+                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        settings.host_copy = gpu::measure_host_copy(std::size_t(256) << 20, staging, 5);
+        std::printf("host copy pageable <-> pinned (256 MiB, %d threads, median of 5): pack %.1f GB/s, unpack %.1f GB/s\n",
+                    settings.host_copy.threads, settings.host_copy.pack / 1e9, settings.host_copy.unpack / 1e9);
+      } catch (const std::exception& e) {
+        settings.host_copy = gpu::HostCopyRate{};
+        std::printf("host copy rate: FAILED (%s); pageable floors count the DMA only\n", e.what());
+      }
+    }
   }
   std::fflush(stdout);
 
@@ -620,7 +661,7 @@ int run_product(int argc, char** argv) {
       const CaseResult result = run_case(n, scalar, settings);
       const double flops = product_flops(n, scalar);
       for (const Floor& f : result.floors)
-        floor_table.add({std::to_string(n), scalar, f.backend, f.gemm > 0 ? format("%.4g", f.gemm) : "-",
+        floor_table.add({std::to_string(n), scalar, f.backend + (f.pageable ? " (pageable)" : ""), f.gemm > 0 ? format("%.4g", f.gemm) : "-",
                          f.gemm > 0 ? format("%.2f", flops / f.gemm / 1e12) : "-",
                          f.h2d > 0 ? format("%.4g", f.h2d) : "-", f.d2h > 0 ? format("%.4g", f.d2h) : "-",
                          f.ok() ? format("%.4g", f.seconds()) : "-", f.ok() ? f.bound() : "FAILED: " + f.error});
@@ -704,7 +745,8 @@ int run_product(int argc, char** argv) {
   table.print(stdout);
   if (settings.gpu) {
     std::printf("\nfloors (device GEMM: own = egpu::kernels::gemm_tiled, cublas = cublas<t>gemm default math; "
-                "H2D = (A + B) / pinned H2D rate, D2H = C / pinned D2H rate)\n");
+                "H2D = (A + B) / pinned H2D rate, D2H = C / pinned D2H rate; pageable: each the slower of that and the host's\n"
+                "copy through pinned memory)\n");
     floor_table.print(stdout);
   }
   if (settings.gpu && settings.extra_forms()) {

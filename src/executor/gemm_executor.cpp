@@ -104,13 +104,16 @@ std::size_t allocated_bytes(const planner::PipelinePlan& plan, const TileEpilogu
 // for thin pieces), so plan again within a smaller budget until the padded
 // slots fit the device budget too.
 template <class T>
-planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue* epilogue, const Options& options) {
+planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue* epilogue, const Options& options,
+                                         bool staged) {
   const std::size_t budget = runtime::device_budget(options.device_memory_limit);
   planner::GemmProblem problem;
   problem.m = p.c.rows;
   problem.n = p.c.cols;
   problem.k = p.a.cols;
   problem.elem_size = static_cast<std::int64_t>(sizeof(T));
+  problem.flops_per_element = kernels::is_complex<T>::value ? 8 : 2;
+  problem.staged = staged;
   problem.reads_c = !p.beta_is_zero;
   if (epilogue) problem.tile_leaves = epilogue->tile_leaves();
   double target = static_cast<double>(budget);
@@ -134,7 +137,9 @@ void run(const detail::GemmDesc& desc, const Options& options) {
 
   std::optional<TileEpilogue> epilogue;
   if (desc.epilogue != nullptr) epilogue.emplace(desc, p.transposed, ctx);
-  const planner::PipelinePlan plan = plan_within_budget<T>(p, epilogue ? &*epilogue : nullptr, options);
+  const bool a_pinned = is_pinned(p.a), b_pinned = is_pinned(p.b), c_pinned = is_pinned(p.c);
+  const planner::PipelinePlan plan =
+      plan_within_budget<T>(p, epilogue ? &*epilogue : nullptr, options, !(a_pinned && b_pinned && c_pinned));
 
   // A call that reads C (beta != 0, or C a leaf of the epilogue) writes
   // nothing into the user's C until every kernel has succeeded: with all C
@@ -145,7 +150,6 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   const bool defer_downloads = accumulates && plan.slots_c == plan.tiles_m() * plan.tiles_n();
   const ResultTarget<T> target(p.c, accumulates && !defer_downloads);
 
-  const bool a_pinned = is_pinned(p.a), b_pinned = is_pinned(p.b), c_pinned = is_pinned(p.c);
   Events events;
   const std::size_t computes = streams.compute.size();
   OperandSlots<T> a(plan.slots_a, piece_bytes<T>(plan.mb, plan.kb), streams.up, events, computes);

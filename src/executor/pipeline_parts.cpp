@@ -20,6 +20,38 @@ void maybe_fail() {
 
 FailureScope::~FailureScope() { detail::inject_failure_after(-1); }
 
+namespace {
+// The calling thread's events between calls; destroyed with the thread.
+struct EventPool {
+  std::vector<cudaEvent_t> free;
+  ~EventPool() {
+    for (cudaEvent_t e : free) (void)cudaEventDestroy(e);
+  }
+};
+EventPool& event_pool() {
+  thread_local EventPool pool;
+  return pool;
+}
+}  // namespace
+
+cudaEvent_t Events::make() {
+  std::vector<cudaEvent_t>& pool = event_pool().free;
+  cudaEvent_t e = nullptr;
+  if (!pool.empty()) {
+    e = pool.back();
+    pool.pop_back();
+  } else {
+    runtime::cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  m_events.push_back(e);
+  return e;
+}
+
+Events::~Events() {
+  std::vector<cudaEvent_t>& pool = event_pool().free;
+  pool.insert(pool.end(), m_events.begin(), m_events.end());
+}
+
 void wait(cudaStream_t stream, cudaEvent_t event) {
   runtime::cuda_check(cudaStreamWaitEvent(stream, event, 0), "cudaStreamWaitEvent");
 }

@@ -90,23 +90,23 @@ T scalar_from(const std::complex<double>& z) {
 }
 
 
-// Events owned by one call.
+// Events owned by one call. They come from, and go back to, a pool of the
+// calling thread's (creating and destroying them cost each call tens of
+// microseconds). A reused event's last record is from an earlier call that
+// has finished: waiting on it before this call records it waits for
+// nothing, as on a new event.
 class Events {
  public:
-  cudaEvent_t make() {
-    cudaEvent_t e = nullptr;
-    runtime::cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-    m_events.push_back(e);
-    return e;
-  }
+  Events() = default;
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t make();
   std::vector<cudaEvent_t> make(std::size_t count) {
     std::vector<cudaEvent_t> v;
     for (std::size_t i = 0; i < count; ++i) v.push_back(make());
     return v;
   }
-  ~Events() {
-    for (cudaEvent_t e : m_events) (void)cudaEventDestroy(e);
-  }
+  ~Events();
 
  private:
   std::vector<cudaEvent_t> m_events;
@@ -160,7 +160,7 @@ inline std::string region(const char* what, std::int64_t r0, std::int64_t r, std
          "+" + std::to_string(c) + "]";
 }
 
-// The writer thread: queues each finished tile's download and copies it
+// The writer (on the calling thread's task thread): queues each finished tile's download and copies it
 // into the destination, while the calling thread keeps issuing uploads and
 // kernels. It records when a result slot is free again. A writer that
 // defers holds every job until finish(), which first waits for the kernels:
@@ -190,7 +190,12 @@ class Writer {
         m_threads(threads),
         m_trace(trace),
         m_ring{&ctx.down_ring()},
-        m_thread([this] { loop(); }) {}
+        m_runner(TaskThread::acquire()) {
+    if (m_runner)
+      m_runner->start([this] { loop(); });
+    else
+      m_thread = std::thread([this] { loop(); });
+  }
 
   // Stops after the job in hand: jobs still queued are dropped (on the
   // normal path finish() has already run them all).
@@ -201,7 +206,10 @@ class Writer {
       m_jobs.clear();
     }
     m_changed.notify_all();
-    m_thread.join();
+    if (m_runner)
+      m_runner->join();
+    else
+      m_thread.join();
   }
 
   void push(const Job& job) {
@@ -309,6 +317,7 @@ class Writer {
   std::deque<Job> m_jobs;
   bool m_busy = false, m_closed = false;
   std::exception_ptr m_error;
+  TaskThread* m_runner;  // the calling thread's task thread, or nullptr: m_thread
   std::thread m_thread;
 };
 

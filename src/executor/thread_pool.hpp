@@ -18,4 +18,27 @@ void parallel_for(std::int64_t count, int threads, std::int64_t grain,
 // The pool's size: every hardware thread.
 int hardware_threads();
 
+// One thread kept for the life of the calling thread that runs one task at
+// a time: a call's writer runs here rather than on a thread of its own
+// (starting and joining a thread cost each call tens of microseconds).
+class TaskThread {
+ public:
+  // The calling thread's task thread, or nullptr while a task of an
+  // earlier caller on this thread still holds it (the caller then starts a
+  // thread of its own).
+  static TaskThread* acquire();
+  // Runs `task` on the thread; join() waits for it and gives the thread back.
+  void start(std::function<void()> task);
+  void join();
+
+  TaskThread();
+  ~TaskThread();
+  TaskThread(const TaskThread&) = delete;
+  TaskThread& operator=(const TaskThread&) = delete;
+
+ private:
+  struct State;
+  State* m_state;
+};
+
 }  // namespace egpu::executor

@@ -32,17 +32,27 @@ std::int64_t balanced(std::int64_t extent, std::int64_t target) {
   return size >= kGranule ? std::min(extent, round_up(size, kGranule)) : size;
 }
 
-// Defaults: C tiles large enough to fill the GPU with one kernel, at least
-// a 2 x 2 grid of them on large products so that results stream back while
-// others compute; k pieces a quarter of k or less, so the first kernel
-// starts once a small part of A and B has arrived. (Measured on an H200 at
-// 16384^3 fp64 with cuBLAS: 8192 x 8192 tiles and 4096-deep pieces ran
-// closest to the floor; smaller kernels lose more rate than the earlier
-// start gains.)
-std::int64_t default_panel(std::int64_t m, std::int64_t n) {
-  const std::int64_t larger = std::max(m, n);
+// Defaults. C tiles: products whose operands all go by DMA from page-locked
+// memory and that move 4 bytes or more per flop (double) take tiles of
+// about a quarter of the larger side (at least 512, at most 4096), so that
+// the last tiles, computed and brought down after the last bytes went up,
+// are a small part of the call. The others take half of it, at least 1024:
+// float and the complex scalars, whose kernels lose more rate on small
+// tiles, and staged (pageable) operands, each of whose pieces costs the
+// host a hand-over to the staging threads. From 16384 up, 8192. k pieces a
+// quarter of k or less, so the first kernel starts once a small part of A
+// and B has arrived. (Measured on an H200, host-resident products, quarter
+// against half tiles: pinned double 1024, 2048, 4096: 0.50-0.52 against
+// 0.60-0.65 ms, 1.63-1.85 against 1.77-1.88, 6.37-6.55 against 6.90-7.17;
+// pinned float 2048, 4096: 1.50-1.95 against 1.07-1.11, 4.4-4.8 against
+// 4.3-4.5; pageable double 4096: 11-13 against 9.8-10.1. At 16384^3 with
+// cuBLAS, 8192 x 8192 tiles and 4096-deep pieces ran closest to the floor.)
+std::int64_t default_panel(const GemmProblem& p) {
+  const std::int64_t larger = std::max(p.m, p.n);
   if (larger >= 16384) return 8192;
-  return larger >= 8192 ? 4096 : std::max<std::int64_t>(kGranule * 8, ceil_div(larger, 2));
+  if (!p.staged && p.elem_size >= 4 * p.flops_per_element)
+    return std::clamp<std::int64_t>(round_up(ceil_div(larger, 4), kGranule), kGranule * 4, kGranule * 32);
+  return std::max<std::int64_t>(kGranule * 8, ceil_div(larger, 2));
 }
 std::int64_t default_k_panel(std::int64_t k) {
   return std::clamp<std::int64_t>(ceil_div(k, 4), kGranule * 4, kGranule * 32);
@@ -130,7 +140,7 @@ constexpr std::int64_t kMaxOocPiece = 4096;
 
 Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
   const std::int64_t budget = limits.device_budget_bytes / p.elem_size;
-  std::int64_t target_mn = limits.panel > 0 ? limits.panel : default_panel(p.m, p.n);
+  std::int64_t target_mn = limits.panel > 0 ? limits.panel : default_panel(p);
   std::int64_t target_k = limits.k_panel > 0 ? limits.k_panel : default_k_panel(p.k);
   Sizes best{};
   std::int64_t best_score = -1;
@@ -199,69 +209,92 @@ Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
   return best;
 }
 
-// The traversal: columns of C tiles outside, rows inside (in alternating
-// direction, so the A pieces last used are used first again), k innermost.
+// The order of the C tiles. In core (every piece stays on the device):
+// growing squares, tile (0, 0), then the tiles of row 1 and column 1, then
+// of row 2 and column 2, ...: each square's tiles need one new row of A
+// pieces and one new column of B pieces, so the work that can start grows
+// with the bytes that have arrived, and the tiles that wait for the last
+// bytes are one column of the grid. Otherwise: columns of tiles outside,
+// rows inside in alternating direction, so that the A pieces last used are
+// used first again.
+std::vector<std::pair<std::int64_t, std::int64_t>> tile_order(std::int64_t tm, std::int64_t tn, bool in_core) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> order;
+  if (in_core) {
+    for (std::int64_t s = 0; s < std::max(tm, tn); ++s) {
+      if (s < tm)
+        for (std::int64_t j = 0; j <= std::min(s, tn - 1); ++j) order.emplace_back(s, j);
+      if (s < tn)
+        for (std::int64_t i = std::min(s, tm) - 1; i >= 0; --i) order.emplace_back(i, s);
+    }
+    return order;
+  }
+  for (std::int64_t tj = 0; tj < tn; ++tj)
+    for (std::int64_t step = 0; step < tm; ++step) order.emplace_back(tj % 2 == 0 ? step : tm - 1 - step, tj);
+  return order;
+}
+
+// The traversal: the tiles in tile_order, k innermost.
 std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s) {
   const std::int64_t tm = ceil_div(p.m, s.mb), tn = ceil_div(p.n, s.nb), tk = ceil_div(p.k, s.kb);
   SlotCache a_cache(s.slots_a), b_cache(s.slots_b);
   std::vector<Op> ops;
   std::int32_t tile = 0;
-  for (std::int64_t tj = 0; tj < tn; ++tj) {
-    for (std::int64_t step = 0; step < tm; ++step, ++tile) {
-      const std::int64_t ti = tj % 2 == 0 ? step : tm - 1 - step;
-      Op c;
-      c.tile = tile;
-      c.slot = static_cast<std::int32_t>(tile % s.slots_c);
-      c.i0 = ti * s.mb;
-      c.mi = std::min(s.mb, p.m - c.i0);
-      c.j0 = tj * s.nb;
-      c.nj = std::min(s.nb, p.n - c.j0);
-      if (p.reads_c) {
+  const bool in_core = s.slots_a == tm * tk && s.slots_b == tk * tn && s.slots_c == tm * tn;
+  for (const auto& ij : tile_order(tm, tn, in_core)) {
+    const std::int64_t ti = ij.first, tj = ij.second;
+    Op c;
+    c.tile = tile;
+    c.slot = static_cast<std::int32_t>(tile % s.slots_c);
+    c.i0 = ti * s.mb;
+    c.mi = std::min(s.mb, p.m - c.i0);
+    c.j0 = tj * s.nb;
+    c.nj = std::min(s.nb, p.n - c.j0);
+    if (p.reads_c) {
+      Op up = c;
+      up.kind = OpKind::upload_c;
+      ops.push_back(up);
+    }
+    // The epilogue's leaves go up after the tile's last A and B pieces,
+    // so that they do not hold back its first multiply.
+    auto upload_tile_leaves = [&] {
+      for (std::size_t l = 0; l < p.tile_leaves.size(); ++l) {
         Op up = c;
-        up.kind = OpKind::upload_c;
+        up.kind = OpKind::upload_leaf;
+        up.leaf = static_cast<std::int32_t>(l);
         ops.push_back(up);
       }
-      // The epilogue's leaves go up after the tile's last A and B pieces,
-      // so that they do not hold back its first multiply.
-      auto upload_tile_leaves = [&] {
-        for (std::size_t l = 0; l < p.tile_leaves.size(); ++l) {
-          Op up = c;
-          up.kind = OpKind::upload_leaf;
-          up.leaf = static_cast<std::int32_t>(l);
+    };
+    for (std::int64_t tp = 0; tp < tk; ++tp) {
+      Op mul = c;
+      mul.kind = OpKind::multiply;
+      mul.p0 = tp * s.kb;
+      mul.kp = std::min(s.kb, p.k - mul.p0);
+      mul.first_k = tp == 0;
+      mul.last_k = tp == tk - 1;
+      // The A piece (rows of the tile, this k) and the B piece (this k,
+      // columns of the tile) go up unless their cache holds them.
+      auto place = [&](SlotCache& cache, std::int64_t key, OpKind kind) {
+        const auto [slot, missing] = cache.place(key);
+        if (missing) {
+          Op up = mul;
+          up.kind = kind;
+          up.slot = slot;
+          up.tile = -1;
+          (kind == OpKind::upload_a ? up.nj : up.mi) = 0;
+          (kind == OpKind::upload_a ? up.j0 : up.i0) = 0;
           ops.push_back(up);
         }
+        return slot;
       };
-      for (std::int64_t tp = 0; tp < tk; ++tp) {
-        Op mul = c;
-        mul.kind = OpKind::multiply;
-        mul.p0 = tp * s.kb;
-        mul.kp = std::min(s.kb, p.k - mul.p0);
-        mul.first_k = tp == 0;
-        mul.last_k = tp == tk - 1;
-        // The A piece (rows of the tile, this k) and the B piece (this k,
-        // columns of the tile) go up unless their cache holds them.
-        auto place = [&](SlotCache& cache, std::int64_t key, OpKind kind) {
-          const auto [slot, missing] = cache.place(key);
-          if (missing) {
-            Op up = mul;
-            up.kind = kind;
-            up.slot = slot;
-            up.tile = -1;
-            (kind == OpKind::upload_a ? up.nj : up.mi) = 0;
-            (kind == OpKind::upload_a ? up.j0 : up.i0) = 0;
-            ops.push_back(up);
-          }
-          return slot;
-        };
-        mul.a_slot = place(a_cache, ti * tk + tp, OpKind::upload_a);
-        mul.b_slot = place(b_cache, tp * tn + tj, OpKind::upload_b);
-        if (mul.last_k) upload_tile_leaves();
-        ops.push_back(mul);
-      }
-      Op down = c;
-      down.kind = OpKind::download_c;
-      ops.push_back(down);
+      mul.a_slot = place(a_cache, ti * tk + tp, OpKind::upload_a);
+      mul.b_slot = place(b_cache, tp * tn + tj, OpKind::upload_b);
+      if (mul.last_k) upload_tile_leaves();
+      ops.push_back(mul);
     }
+    Op down = c;
+    down.kind = OpKind::download_c;
+    ops.push_back(down);
+    ++tile;
   }
   return ops;
 }

@@ -35,6 +35,8 @@ struct LeafTraffic {
 struct GemmProblem {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t elem_size = 8;
+  std::int64_t flops_per_element = 2;  // real flops per multiply-add: 2, or 8 for complex scalars
+  bool staged = true;  // some operand is pageable: its pieces are packed into pinned memory on the host
   bool reads_c = false;  // beta != 0: C tiles go up before they are accumulated into
   // The leaves of a coefficient-wise epilogue other than the product (C =
   // f(A * B, D, ...)): each C tile's piece of each goes up (upload_leaf,

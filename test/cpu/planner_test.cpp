@@ -403,6 +403,16 @@ i64 feasible_floor(const GemmProblem& p, double max_multiplies) {
   return (mt * kt + kt * nt + model_c_slot_elements(p, mt, nt)) * p.elem_size;
 }
 
+GemmProblem problem(i64 m, i64 n, i64 k, i64 elem_size, bool reads_c = false) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.elem_size = elem_size;
+  p.reads_c = reads_c;
+  return p;
+}
+
 GemmProblem random_problem() {
   GemmProblem p;
   p.m = random_dim();
@@ -520,10 +530,7 @@ void for_each_16384_cube(std::initializer_list<i64> budgets, F f) {
   for (i64 elem : {4, 8, 16})
     for (bool reads_c : {false, true})
       for (i64 budget : budgets) {
-        GemmProblem p;
-        p.m = p.n = p.k = 16384;
-        p.elem_size = elem;
-        p.reads_c = reads_c;
+        const GemmProblem p = problem(16384, 16384, 16384, elem, reads_c);
         PipelineLimits lim;
         lim.device_budget_bytes = budget;
         f(p, lim, plan_pipeline(p, lim));
@@ -549,12 +556,7 @@ BOOST_AUTO_TEST_CASE(large_products_start_early) {
   // Rectangular and odd large shapes, default panels, in core.
   for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
            {20001, 8191, 12289}, {4097, 30000, 4097}, {16384, 16384, 100000}, {50000, 50000, 4096}}) {
-    GemmProblem p;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.elem_size = 8;
-    p.reads_c = true;
+    const GemmProblem p = problem(m, n, k, 8, true);
     PipelineLimits lim;
     lim.device_budget_bytes = i64(80) << 30;
     const PipelinePlan plan = plan_pipeline(p, lim);
@@ -564,6 +566,44 @@ BOOST_AUTO_TEST_CASE(large_products_start_early) {
                                                                        << ": first multiply after "
                                                                        << facts.first_multiply_fraction
                                                                        << " of the input bytes");
+  }
+}
+
+// In core, the tiles come in growing squares: max(row, column) of the
+// tiles never decreases in plan order, so the work that can start grows
+// with the bytes that have gone up. C is cut so that the last tile
+// (computed and brought down after the last upload) is a quarter of C or
+// less for double (4 bytes or more per flop) from page-locked memory from
+// 1024 up, a half or less otherwise from 2048 up.
+BOOST_AUTO_TEST_CASE(in_core_tiles_grow_in_squares) {
+  for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
+           {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {3001, 1500, 777},
+           {4096, 1024, 2048}, {1024, 8192, 512}, {12000, 12000, 12000}}) {
+    for (const auto& [elem, flops] : std::vector<std::pair<i64, i64>>{{4, 2}, {8, 2}, {8, 8}, {16, 8}}) {
+      GemmProblem p = problem(m, n, k, elem);
+      p.flops_per_element = flops;
+      for (bool staged : {false, true}) {
+        p.staged = staged;
+        PipelineLimits lim;
+        lim.device_budget_bytes = i64(80) << 30;
+        const PipelinePlan plan = plan_pipeline(p, lim);
+        if (!check_plan(p, lim, plan)) return;
+        BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan));
+        const i64 tiles = plan.tiles_m() * plan.tiles_n();
+        if (!staged && elem >= 4 * flops)
+          BOOST_TEST(tiles >= 4, describe(p, lim) << describe_plan(plan) << ": a last tile of more than a quarter of C");
+        else if (std::max(m, n) >= 2048)
+          BOOST_TEST(tiles >= 2, describe(p, lim) << describe_plan(plan) << ": one tile");
+        i64 shell = 0;
+        for (const Op& op : plan.ops) {
+          if (op.kind != OpKind::multiply) continue;
+          const i64 s = std::max(op.i0 / plan.mb, op.j0 / plan.nb);
+          BOOST_TEST(s >= shell, describe(p, lim) << describe_plan(plan) << ": tile at " << op.i0 << ", " << op.j0
+                                                  << " after a tile of square " << shell);
+          shell = std::max(shell, s);
+        }
+      }
+    }
   }
 }
 
@@ -616,12 +656,7 @@ BOOST_AUTO_TEST_CASE(sizes_of_one) {
     for (bool reads_c : {false, true})
       for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
                {1, 1, 1}, {1, 5000, 1}, {5000, 1, 1}, {1, 1, 5000}, {4999, 4999, 1}, {1, 3001, 4097}}) {
-        GemmProblem p;
-        p.m = m;
-        p.n = n;
-        p.k = k;
-        p.elem_size = elem;
-        p.reads_c = reads_c;
+        const GemmProblem p = problem(m, n, k, elem, reads_c);
         for (i64 budget : {3 * elem, 3 * elem * 64, i64(1) << 20, i64(1) << 36}) {
           PipelineLimits lim;
           lim.device_budget_bytes = std::max(budget, feasible_floor(p, 2e4));
