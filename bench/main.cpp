@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
                                    !std::strcmp(s.name, "transparent");
     if (!measures_dispatch) setenv("EGPU_DISPATCH", "gpu", 0);
 #ifdef EGPU_BENCH_LEAN
-    std::fprintf(stderr, "egpu-bench: this build is the test build's compile check (-O1, EGPU_BENCH_LEAN): "
+    std::fprintf(stderr, "egpu-bench: this build is the test build's compile check (-O0, EGPU_BENCH_LEAN): "
                          "its times are not the bench's; use scripts/bench.sh's build\n");
 #endif
     try {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, configures and builds everything into build/ and
 # runs the whole test suite; ends with ctest's summary and its exit status.
-# The bench is compiled here as a check, at -O1 (EGPU_BENCH_LEAN): time with
-# scripts/bench.sh's build.
+# The bench is compiled here as a check, at -O0 (EGPU_BENCH_LEAN): time with
+# scripts/bench.sh's build. The examples are built by the install test,
+# against the installed package, not here as well.
 # Environment:
 #   EGPU_CUDA_ARCHITECTURES  CUDA architectures to build; default: those of
 #                            the GPUs on this machine, or 90 where there is
@@ -28,7 +29,7 @@ jobs=${EGPU_JOBS:-2}
 build_dir=${EGPU_BUILD_DIR:-$EGPU_ROOT/build}
 
 cmake -S "$EGPU_ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES="$archs" -DEGPU_BUILD_TESTS=ON -DEGPU_BENCH_LEAN=ON
+  -DCMAKE_CUDA_ARCHITECTURES="$archs" -DEGPU_BUILD_TESTS=ON -DEGPU_BENCH_LEAN=ON -DEGPU_BUILD_EXAMPLES=OFF
 # Keep going past a failed compile so that everything else is built and
 # tested; an executable that did not build is removed (not left stale), so
 # ctest reports its tests as not run.

@@ -750,7 +750,23 @@ bool check_elementwise_plan(const ElementwiseProblem& p, const ElementwiseLimits
     slots[k].resize(static_cast<std::size_t>(plan.leaf_once[k] ? 1 : plan.leaf_slots));
   std::vector<i64> out_slot(static_cast<std::size_t>(plan.out_slots), -1);  // chunk there, not yet downloaded
   std::vector<char> evaluated(static_cast<std::size_t>(chunks), 0), downloaded(static_cast<std::size_t>(chunks), 0);
-  std::vector<char> covered(static_cast<std::size_t>(p.rows * p.cols), 0);
+  // Coverage on the grid the chunks' edges cut (every chunk a block of its
+  // cells): element by element would take seconds on the large problems.
+  std::vector<i64> row_cuts{0, p.rows}, col_cuts{0, p.cols};
+  for (const Op& op : plan.ops)
+    if (op.kind == OpKind::evaluate && op.mi >= 1 && op.nj >= 1) {
+      row_cuts.insert(row_cuts.end(), {op.i0, op.i0 + op.mi});
+      col_cuts.insert(col_cuts.end(), {op.j0, op.j0 + op.nj});
+    }
+  for (auto* cuts : {&row_cuts, &col_cuts}) {
+    std::sort(cuts->begin(), cuts->end());
+    cuts->erase(std::unique(cuts->begin(), cuts->end()), cuts->end());
+  }
+  auto cut_index = [](const std::vector<i64>& cuts, i64 at) {
+    return static_cast<std::size_t>(std::lower_bound(cuts.begin(), cuts.end(), at) - cuts.begin());
+  };
+  const std::size_t grid_rows = row_cuts.size() - 1;
+  std::vector<char> covered(grid_rows * (col_cuts.size() - 1), 0);
   i64 h2d = 0, d2h = 0;
   std::map<i64, i64> last_j0_at_rows, last_i0_at_cols;  // reductions: the last chunk folded there
   auto unset = [](std::map<i64, i64>& m, i64 key) { return m.emplace(key, -1).first->second; };
@@ -802,9 +818,9 @@ bool check_elementwise_plan(const ElementwiseProblem& p, const ElementwiseLimits
           if (out_slot[static_cast<std::size_t>(op.slot)] >= 0) return fail(at, "output slot still holds a chunk not downloaded");
           out_slot[static_cast<std::size_t>(op.slot)] = op.tile;
         }
-        for (i64 j = op.j0; j < op.j0 + op.nj; ++j)
-          for (i64 i = op.i0; i < op.i0 + op.mi; ++i) {
-            char& c = covered[static_cast<std::size_t>(i + j * p.rows)];
+        for (std::size_t j = cut_index(col_cuts, op.j0); j < cut_index(col_cuts, op.j0 + op.nj); ++j)
+          for (std::size_t i = cut_index(row_cuts, op.i0); i < cut_index(row_cuts, op.i0 + op.mi); ++i) {
+            char& c = covered[i + j * grid_rows];
             if (c) return fail(at, "chunks overlap");
             c = 1;
           }

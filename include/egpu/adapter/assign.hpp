@@ -190,6 +190,52 @@ template <class Dst, class Product, class Func>
 void assign_product(Dst& dst, const Product& product, const typename Product::Scalar& factor,
                     const Options& options, const Func& func);
 
+// egpu::error for operands whose inner sizes differ, or a destination of
+// another size (where the assignment does not resize it).
+template <int Kind, class Dst, class Product>
+void check_product_sizes(const Dst& dst, const Product& product) {
+  const auto& lhs = product.lhs();
+  const auto& rhs = product.rhs();
+  if (lhs.cols() != rhs.rows())
+    throw error("product " + size_text(lhs.rows(), lhs.cols()) + " * " + size_text(rhs.rows(), rhs.cols()) +
+                ": inner sizes differ");
+  check_destination_size<Kind>(dst, lhs.rows(), rhs.cols(), "product");
+}
+
+template <class Dst, class Xpr, class Func>
+void elementwise_on_cpu(Dst& dst, const Xpr& xpr, const Func& func);
+
+// A call on DeviceMatrix data where there is no GPU, on host views of its
+// memory: CPU Eigen with egpu's checks and aliasing rules, as the
+// dispatch's CPU side runs it (without instantiating the GPU path for the
+// host views' types, which such a call never takes).
+template <class Dst, class Xpr, class Func>
+void assign_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
+  constexpr int kind = functor_kind<Func>::value;
+  using Parts = product_parts<Xpr>;
+  if constexpr (Parts::is_product) {
+    const auto& product = Parts::product(xpr);
+    using Scalar = typename std::remove_reference_t<decltype(product)>::Scalar;
+    check_product_sizes<kind>(dst, product);
+    const Scalar factor(Parts::factor(xpr));
+    if constexpr (kind == 0) {
+      // Another compound assignment (e.g. array *=): compute, then let Eigen combine.
+      temporary_for_t<Dst, std::remove_reference_t<decltype(product)>, Scalar> result(product.rows(), product.cols());
+      product_on_cpu(result, product, factor, Eigen::internal::assign_op<Scalar, Scalar>(), false);
+      Eigen::internal::call_assignment_no_alias(dst, result, func);
+    } else {
+      product_on_cpu(dst, product, factor, func, may_overlap(dst, product.lhs()) || may_overlap(dst, product.rhs()));
+    }
+  } else if constexpr (partial_redux_parts<Xpr>::matches) {
+    check_destination_size<kind>(dst, xpr.rows(), xpr.cols(), "reduction");
+    CpuScope scope;
+    Eigen::internal::call_assignment_no_alias(dst, partial_reduction_on_cpu(xpr), func);
+  } else {
+    check_destination_size<kind>(dst, xpr.rows(), xpr.cols(), "expression");
+    elementwise_on_cpu(dst, xpr, func);
+  }
+}
+
 // The product part: dst func= factor * (lhs * rhs); on_cpu(aliased) runs
 // it on the CPU where the dispatch keeps it there.
 template <class Dst, class Product, class Func, class Cpu>
@@ -202,13 +248,8 @@ void assign_product_or(Dst& dst, const Product& product, const typename Product:
   constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Product>;
   constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
 
-  const auto& lhs = product.lhs();
-  const auto& rhs = product.rhs();
-  if (lhs.cols() != rhs.rows())
-    throw error("product " + size_text(lhs.rows(), lhs.cols()) + " * " + size_text(rhs.rows(), rhs.cols()) +
-                ": inner sizes differ");
-  const Eigen::Index m = lhs.rows(), n = rhs.cols(), k = lhs.cols();
-  check_destination_size<kind>(dst, m, n, "product");
+  check_product_sizes<kind>(dst, product);
+  const Eigen::Index m = product.lhs().rows(), n = product.rhs().cols(), k = product.lhs().cols();
 
   if constexpr (kind == 0) {
     // Another compound assignment (e.g. array *=): compute, then let Eigen combine.
@@ -382,6 +423,31 @@ bool assign_gemm_update(Dst& dst, const Xpr& xpr, const Options& options, const 
 template <class Dst, class Xpr, class Func>
 bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options, const Func& func);
 
+// CPU Eigen's dst func= xpr, with egpu's aliasing rule: an operand
+// overlapping dst other than element for element is read before dst is
+// written.
+template <class Dst, class Xpr, class Func>
+void elementwise_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
+  CpuScope scope;
+  bool aliased = false;
+  if constexpr (has_direct_access_v<Dst>) {
+    const int quick = overlaps_otherwise(xpr, dst);
+    if (quick >= 0) {
+      aliased = quick == 1;
+    } else {
+      std::vector<std::shared_ptr<void>> none;
+      aliased = aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
+                                  scalar_kind_of<typename Dst::Scalar>::value);
+    }
+  }
+  if (aliased) {
+    const typename Xpr::PlainObject value = xpr;
+    Eigen::internal::call_assignment_no_alias(dst, value, func);
+  } else {
+    Eigen::internal::call_assignment(dst, xpr, func);
+  }
+}
+
 // The coefficient-wise part: dst func= xpr.
 template <class Dst, class Xpr, class Func>
 void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func) {
@@ -412,29 +478,7 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
                                               [&] { return decide_call(xpr, destination_desc(dst, rows, cols), kind, options); });
   const CallLog log(decision);
   if constexpr (!on_device) {
-    if (!decision.gpu) {
-      // CPU Eigen, with egpu's aliasing rule: an operand overlapping dst other
-      // than element for element is read before dst is written.
-      CpuScope scope;
-      bool aliased = false;
-      if constexpr (has_direct_access_v<Dst>) {
-        const int quick = overlaps_otherwise(xpr, dst);
-        if (quick >= 0) {
-          aliased = quick == 1;
-        } else {
-          std::vector<std::shared_ptr<void>> none;
-          aliased = aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
-                                      scalar_kind_of<typename Dst::Scalar>::value);
-        }
-      }
-      if (aliased) {
-        const typename Xpr::PlainObject value = xpr;
-        Eigen::internal::call_assignment_no_alias(dst, value, func);
-      } else {
-        Eigen::internal::call_assignment(dst, xpr, func);
-      }
-      return;
-    }
+    if (!decision.gpu) return elementwise_on_cpu(dst, xpr, func);
   }
   if constexpr (gemm_update_parts<Xpr>::matches && dst_direct && kind != 0) {
     if (assign_gemm_update(dst, xpr, options, func)) return;
@@ -586,12 +630,11 @@ void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func) {
         }
       }
       decltype(auto) host_xpr = host_view(src.expression());
-      const GpuExpr<std::remove_cv_t<std::remove_reference_t<decltype(host_xpr)>>> host_src(host_xpr, src.options());
       if constexpr (is_device_view_v<Dst>) {
         auto host_dst = host_view(dst);
-        assign(host_dst, host_src, func);
+        assign_on_cpu(host_dst, host_xpr, func);
       } else {
-        assign(dst, host_src, func);
+        assign_on_cpu(dst, host_xpr, func);
       }
       return;
     }
