@@ -5,12 +5,16 @@
 # scripts/bench.sh's build. The examples are built by the install test,
 # against the installed package, not here as well.
 # Environment:
-#   EGPU_CUDA_ARCHITECTURES  CUDA architectures to build; default: those of
-#                            the GPUs on this machine, or 90 where there is
-#                            none (no device code can run there; the compile
-#                            is the check). The library's own default, the
-#                            list sm_80/86/89/90 and PTX, is what
-#                            scripts/bench.sh and an install build.
+#   EGPU_CUDA_ARCHITECTURES  CUDA architectures to build (the library, the
+#                            tests and the bench); default: those of the GPUs
+#                            on this machine, or 90-virtual where there is
+#                            none: PTX for compute_90 only. No device code
+#                            can run there, so the compile to PTX is the
+#                            check, and ptxas (PTX to machine code, half of
+#                            the kernels' compile) runs where the GPU tests
+#                            do. The library's own default, the list
+#                            sm_80/86/89/90 and PTX, is what scripts/bench.sh
+#                            and an install build.
 #   EGPU_JOBS                parallel build and test jobs (default 2)
 #   EGPU_BUILD_DIR           build folder (default build)
 set -euo pipefail
@@ -24,12 +28,12 @@ export CUDACXX=$NVCC
 # The tests run on this machine's GPUs only: compile for those.
 archs=${EGPU_CUDA_ARCHITECTURES:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
   tr -d '. ' | grep -E '^[0-9]+$' | sort -u | paste -sd ';' || true)}
-archs=${archs:-90}
+archs=${archs:-90-virtual}
 jobs=${EGPU_JOBS:-2}
 build_dir=${EGPU_BUILD_DIR:-$EGPU_ROOT/build}
 
 cmake -S "$EGPU_ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES="$archs" -DEGPU_BUILD_TESTS=ON -DEGPU_BENCH_LEAN=ON -DEGPU_BUILD_EXAMPLES=OFF
+  -DCMAKE_CUDA_ARCHITECTURES="$archs" -DEGPU_TOOLS_CUDA_ARCHITECTURES="$archs" -DEGPU_BUILD_TESTS=ON -DEGPU_BENCH_LEAN=ON -DEGPU_BUILD_EXAMPLES=OFF
 # Keep going past a failed compile so that everything else is built and
 # tested; an executable that did not build is removed (not left stale), so
 # ctest reports its tests as not run.

@@ -142,7 +142,9 @@ bool same_class(LD a, LD b) {
 }
 
 // A random program's value at one coefficient on the host: as it is, and
-// with the inputs perturbed both ways; whether the elementwise tests exempt it.
+// with the inputs and each operation's result perturbed both ways
+// (elementwise_device_test's judge_random); whether the elementwise tests
+// exempt it.
 struct HostValue {
   CLD value[3];
   bool exempt = false;
@@ -168,8 +170,8 @@ ProgramValues host_values(const RandomProgram& r) {
     for (std::int64_t i = 0; i < p.rows; ++i) {
       HostValue& h = v.at[static_cast<std::size_t>(i + j * p.rows)];
       h.value[0] = exact_sample(evaluate_at(p, i, j)).value;
-      h.value[1] = exact_sample(evaluate_at(up.program, i, j)).value;
-      h.value[2] = exact_sample(evaluate_at(down.program, i, j)).value;
+      h.value[1] = exact_sample(evaluate_at(up.program, i, j, 16)).value;
+      h.value[2] = exact_sample(evaluate_at(down.program, i, j, -16)).value;
       h.exempt = exempt(p, i, j);
     }
   return v;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -171,8 +172,27 @@ template <class L, class R> EwValue binary(EwOp op, L x, R y) {
 }
 }  // namespace ew_ref
 
-// The value of every instruction of the program at (i, j).
-inline std::vector<EwValue> evaluate_all(const ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
+// `v` scaled by 1 + units * eps of its own type (booleans unchanged).
+inline EwValue scaled_by_ulps(const EwValue& v, double units) {
+  EwValue r = v;
+  const double f = units * double(std::numeric_limits<float>::epsilon()),
+               d = units * double(std::numeric_limits<double>::epsilon());
+  switch (v.kind) {
+    case ValueKind::f32: r.f = v.f * (1 + float(f)); break;
+    case ValueKind::f64: r.d = v.d * (1 + d); break;
+    case ValueKind::c32: r.cf = v.cf * (1 + float(f)); break;
+    case ValueKind::c64: r.cd = v.cd * (1 + d); break;
+    default: break;
+  }
+  return r;
+}
+
+// The value of every instruction of the program at (i, j). With
+// `rounding_units`, the result of every operation (not of a load, constant,
+// cast or select) is scaled by 1 + rounding_units * eps of its type: a
+// model of one implementation's rounding against another's at each step.
+inline std::vector<EwValue> evaluate_all(const ElementwiseProgram& p, std::int64_t i, std::int64_t j,
+                                         double rounding_units = 0) {
   std::vector<EwValue> values(p.code.size());
   for (std::size_t t = 0; t < p.code.size(); ++t) {
     const EwInstr& in = p.code[t];
@@ -214,14 +234,15 @@ inline std::vector<EwValue> evaluate_all(const ElementwiseProgram& p, std::int64
             });
           });
         }
+        if (rounding_units != 0) values[t] = scaled_by_ulps(values[t], rounding_units);
     }
   }
   return values;
 }
 
-// The program's value at (i, j).
-inline EwValue evaluate_at(const ElementwiseProgram& p, std::int64_t i, std::int64_t j) {
-  return evaluate_all(p, i, j).back();
+// The program's value at (i, j) (rounding_units: evaluate_all's).
+inline EwValue evaluate_at(const ElementwiseProgram& p, std::int64_t i, std::int64_t j, double rounding_units = 0) {
+  return evaluate_all(p, i, j, rounding_units).back();
 }
 
 // Whether a complex value with an infinite or NaN part arises anywhere in the
