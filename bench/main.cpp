@@ -42,6 +42,9 @@ constexpr Subcommand kSubcommands[] = {
     {"dispatch", egpu_bench::run_dispatch,
      "the automatic CPU/GPU choice against CPU Eigen and the GPU forced: products N=2..16384,\n"
      "                   coefficient-wise 1..2^27 elements, pageable and pinned"},
+    {"small-calls", egpu_bench::run_small_calls,
+     "what egpu::gpu adds to the smallest calls (kept on the CPU): 2x2 and 8x8 products and arrays,\n"
+     "                   CPU Eigen against egpu::gpu, the fastest of several rounds"},
     {"transparent", egpu_bench::run_transparent,
      "one Eigen program (products, PartialPivLU, LLT) built as plain CPU Eigen, Eigen + NVBLAS and\n"
      "                   Eigen + egpu's transparent mode, timed in one run"},
@@ -64,7 +67,7 @@ int main(int argc, char** argv) {
     // The subcommands that measure egpu's GPU path send every call there;
     // calibrate and dispatch measure the choice itself.
     const bool measures_dispatch = !std::strcmp(s.name, "calibrate") || !std::strcmp(s.name, "dispatch") ||
-                                   !std::strcmp(s.name, "transparent");
+                                   !std::strcmp(s.name, "transparent") || !std::strcmp(s.name, "small-calls");
     if (!measures_dispatch) setenv("EGPU_DISPATCH", "gpu", 0);
 #ifdef EGPU_BENCH_LEAN
     std::fprintf(stderr, "egpu-bench: this build is the test build's compile check (-O0, EGPU_BENCH_LEAN): "

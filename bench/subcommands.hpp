@@ -45,6 +45,9 @@ int run_calibrate(int argc, char** argv);
 // The automatic CPU/GPU choice against CPU Eigen and the GPU forced, per size.
 int run_dispatch(int argc, char** argv);
 
+// What egpu::gpu adds to the smallest calls, those kept on the CPU.
+int run_small_calls(int argc, char** argv);
+
 // One Eigen program built as plain CPU Eigen, Eigen + NVBLAS and Eigen in
 // egpu's transparent mode, timed in one run.
 int run_transparent(int argc, char** argv);

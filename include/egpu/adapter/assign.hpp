@@ -236,6 +236,10 @@ void assign_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
   }
 }
 
+template <class Dst, class Product, class Func, class Cpu>
+EGPU_NOINLINE void assign_product_described(Dst& dst, const Product& product, const typename Product::Scalar& factor,
+                                            const Options& options, const Func& func, Cpu&& on_cpu);
+
 // The product part: dst func= factor * (lhs * rhs); on_cpu(aliased) runs
 // it on the CPU where the dispatch keeps it there.
 template <class Dst, class Product, class Func, class Cpu>
@@ -246,7 +250,6 @@ void assign_product_or(Dst& dst, const Product& product, const typename Product:
   constexpr int kind = functor_kind<Func>::value;
   check_device_destination_functor<Dst, kind>();
   constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Product>;
-  constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
 
   check_product_sizes<kind>(dst, product);
   const Eigen::Index m = product.lhs().rows(), n = product.rhs().cols(), k = product.lhs().cols();
@@ -275,40 +278,57 @@ void assign_product_or(Dst& dst, const Product& product, const typename Product:
       if (gate(options, product_flops<Scalar>(m, n, k), 0) == Gate::cpu)
         return on_cpu(may_overlap(dst, product.lhs()) || may_overlap(dst, product.rhs()));
     }
-    ProductCall<Product> call(product, factor);
-    bool aliased = false;
-    if constexpr (dst_direct) aliased = call.reads(describe_any(dst));
-    GemmDesc& desc = call.desc();
-    const Decision decision = choose<on_device>(options, product_flops<Scalar>(m, n, k), 0, [&] {
-      desc.c = dst_direct && !aliased ? describe_any(dst) : MatrixDesc{nullptr, m, n, 1, m};
-      desc.beta_is_zero = kind == 1;
-      return decide_product(desc, options, Eigen::nbThreads());
-    });
-    const CallLog log(decision);
-    if constexpr (!on_device) {
-      if (!decision.gpu) return on_cpu(aliased);
-    }
-    const Scalar alpha = call.alpha();
-    desc.alpha = as_complex_double(kind == 3 ? Scalar(-alpha) : alpha);
+    assign_product_described(dst, product, factor, options, func, on_cpu);
+  }
+}
 
-    if (!dst_direct || aliased) {
-      // Eigen's rule for `=` (and what a destination without direct access
-      // needs): the product goes to a temporary, then into dst.
-      Plain result(m, n);
-      desc.c = describe_any(result);
-      desc.alpha = as_complex_double(alpha);
-      desc.beta_is_zero = true;
-      gemm(desc, options);
-      assign_from_temporary(dst, result, options, func);
-      return;
-    }
-    if constexpr (dst_direct) {
-      if constexpr (kind == 1) dst.resize(m, n);
-      desc.c = describe_any(dst);
-      desc.beta = kind == 1 ? 0.0 : 1.0;
-      desc.beta_is_zero = kind == 1;
-      gemm(desc, options);
-    }
+// The rest of assign_product_or (sizes checked, none 0, kind not 0), for
+// the calls the gate leaves open or sends to the GPU: described, decided,
+// run. Out of line, so that the gate's CPU path above stays a small
+// function: its calls are the smallest there are, and this one's frame
+// holds a whole description.
+template <class Dst, class Product, class Func, class Cpu>
+EGPU_NOINLINE void assign_product_described(Dst& dst, const Product& product, const typename Product::Scalar& factor,
+                                            const Options& options, const Func& func, Cpu&& on_cpu) {
+  using Scalar = typename Product::Scalar;
+  using Plain = temporary_for_t<Dst, Product, Scalar>;
+  constexpr int kind = functor_kind<Func>::value;
+  constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Product>;
+  constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
+  const Eigen::Index m = product.lhs().rows(), n = product.rhs().cols(), k = product.lhs().cols();
+  ProductCall<Product> call(product, factor);
+  bool aliased = false;
+  if constexpr (dst_direct) aliased = call.reads(describe_any(dst));
+  GemmDesc& desc = call.desc();
+  const Decision decision = choose<on_device>(options, product_flops<Scalar>(m, n, k), 0, [&] {
+    desc.c = dst_direct && !aliased ? describe_any(dst) : MatrixDesc{nullptr, m, n, 1, m};
+    desc.beta_is_zero = kind == 1;
+    return decide_product(desc, options, Eigen::nbThreads());
+  });
+  const CallLog log(decision);
+  if constexpr (!on_device) {
+    if (!decision.gpu) return on_cpu(aliased);
+  }
+  const Scalar alpha = call.alpha();
+  desc.alpha = as_complex_double(kind == 3 ? Scalar(-alpha) : alpha);
+
+  if (!dst_direct || aliased) {
+    // Eigen's rule for `=` (and what a destination without direct access
+    // needs): the product goes to a temporary, then into dst.
+    Plain result(m, n);
+    desc.c = describe_any(result);
+    desc.alpha = as_complex_double(alpha);
+    desc.beta_is_zero = true;
+    gemm(desc, options);
+    assign_from_temporary(dst, result, options, func);
+    return;
+  }
+  if constexpr (dst_direct) {
+    if constexpr (kind == 1) dst.resize(m, n);
+    desc.c = describe_any(dst);
+    desc.beta = kind == 1 ? 0.0 : 1.0;
+    desc.beta_is_zero = kind == 1;
+    gemm(desc, options);
   }
 }
 
@@ -448,21 +468,39 @@ void elementwise_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
   }
 }
 
+template <class Dst, class Xpr, class Func>
+EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const Options& options, const Func& func);
+
 // The coefficient-wise part: dst func= xpr.
 template <class Dst, class Xpr, class Func>
 void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func) {
-  using Scalar = typename Xpr::Scalar;
-  static_assert(is_supported_scalar_v<Scalar>,
+  static_assert(is_supported_scalar_v<typename Xpr::Scalar>,
                 "egpu::gpu: a coefficient-wise expression's value is float, double, std::complex<float> or "
                 "std::complex<double>");
+  constexpr int kind = functor_kind<Func>::value;
+  check_device_destination_functor<Dst, kind>();
+  const Eigen::Index rows = xpr.rows(), cols = xpr.cols();
+  check_destination_size<kind>(dst, rows, cols, "expression");
+  // (Device operands without a device were made host views by assign.)
+  if constexpr (!is_device_view_v<Dst> && !holds_device_v<Xpr>) {
+    // As for products: the gate's CPU calls go straight to CPU Eigen.
+    if (gate(options, 0, static_cast<double>(rows) * static_cast<double>(cols)) == Gate::cpu)
+      return elementwise_on_cpu(dst, xpr, func);
+  }
+  assign_elementwise_described(dst, xpr, options, func);
+}
+
+// The rest of assign_elementwise (sizes checked), out of line as
+// assign_product_described.
+template <class Dst, class Xpr, class Func>
+EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const Options& options, const Func& func) {
+  using Scalar = typename Xpr::Scalar;
   // The temporary of the destination's side: device memory for a device
   // destination.
   using Plain = std::conditional_t<is_device_view_v<Dst>, DeviceMatrix<Scalar>,
                                    Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>>;
   constexpr int kind = functor_kind<Func>::value;
-  check_device_destination_functor<Dst, kind>();
   const Eigen::Index rows = xpr.rows(), cols = xpr.cols();
-  check_destination_size<kind>(dst, rows, cols, "expression");
   // Into a temporary, then into dst the way Eigen would: other compound
   // assignments (array *=), destinations without direct access or of
   // another scalar.
@@ -473,7 +511,6 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   };
   constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
   constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Xpr>;
-  // (Device operands without a device were made host views by assign.)
   const Decision decision = choose<on_device>(options, 0, static_cast<double>(rows) * static_cast<double>(cols),
                                               [&] { return decide_call(xpr, destination_desc(dst, rows, cols), kind, options); });
   const CallLog log(decision);

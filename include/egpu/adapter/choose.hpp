@@ -11,6 +11,14 @@
 #include "egpu/detail/dispatch.hpp"
 #include "egpu/device.hpp"
 
+// A function the compiler must not inline into its callers: the large
+// paths of a call, kept apart from the small path the dispatch's gate takes.
+#if defined(_MSC_VER)
+#define EGPU_NOINLINE __declspec(noinline)
+#else
+#define EGPU_NOINLINE __attribute__((noinline))
+#endif
+
 namespace egpu::detail {
 
 // Real flops of an m x k times k x n product of Scalar.

@@ -24,6 +24,13 @@ struct DispatchState {
 };
 const DispatchState& dispatch_state();
 
+// dispatch_state() without a call into the library on every call of the
+// caller's program (the gate runs on calls of a few nanoseconds).
+inline const DispatchState& dispatch_settings() {
+  static const DispatchState& s = dispatch_state();
+  return s;
+}
+
 // Where one call runs, the model's two estimates (0 when the model was not
 // asked), and whether the call is logged.
 struct Decision {
@@ -45,7 +52,7 @@ Decision decide_elementwise(const ElementwiseProgram& program, const MatrixDesc&
 // threshold; `undecided` when the model must be asked.
 enum class Gate : std::uint8_t { cpu, gpu, undecided };
 inline Gate gate(const Options& options, double flops, double elements) {
-  const DispatchState& s = dispatch_state();
+  const DispatchState& s = dispatch_settings();
   if (s.verbose) return Gate::undecided;  // every call is logged, with the model's view
   if (!s.device) return Gate::cpu;
   const Where w = options.where == Where::automatic ? s.where : options.where;
