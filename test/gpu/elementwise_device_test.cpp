@@ -25,9 +25,10 @@
 // formulas, not the host library's). Every coefficient of the destination
 // must have been written (its bits differ from the poison's).
 // Random programs (support/random_programs.hpp) are judged against the
-// interpreter's values with the inputs perturbed (judge_random). Also: the
-// kernel cache compiles an expression once, and two host threads run
-// expressions at once. Skipped without a usable GPU.
+// interpreter's values with the inputs perturbed (judge_random). Also:
+// complex exp, sin, cos, sinh and cosh where the real exponential overflows
+// and the result does not; the kernel cache compiles an expression once;
+// two host threads run expressions at once. Skipped without a usable GPU.
 #define BOOST_TEST_MODULE elementwise_device
 #include <boost/mpl/list.hpp>
 #include <boost/test/unit_test.hpp>
@@ -41,6 +42,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -307,6 +309,35 @@ BOOST_AUTO_TEST_CASE(large_arrays_loop_over_the_grid) {
   check_on_device(a * b + a.exp(), OutKind::col_major, "a*b+exp(a) float");
   Eigen::ArrayXXd c = sprinkled<Eigen::ArrayXXd>(n + 1, n);
   check_on_device((c > 0.0).select(c, 0.1 * c).cast<float>(), OutKind::row_major, "select, cast");
+}
+
+// Complex exp, sin, cos, sinh and cosh where the real exponential
+// overflows and the result need not (its parts up to 2x below the largest
+// value): finite where the host's are, and as close.
+// Values whose real part is random in [lo, lo + 0.5) with either sign.
+template <class R> Eigen::Array<std::complex<R>, Eigen::Dynamic, Eigen::Dynamic> beyond(R lo) {
+  Eigen::Array<std::complex<R>, Eigen::Dynamic, Eigen::Dynamic> z(97, 3);
+  std::uniform_real_distribution<R> big(lo, lo + R(0.5)), angle(R(-3.2), R(3.2));
+  for (Index j = 0; j < z.cols(); ++j)
+    for (Index i = 0; i < z.rows(); ++i) z(i, j) = std::complex<R>((coin() ? 1 : -1) * big(rng()), angle(rng()));
+  return z;
+}
+// exp_at: just past where e^x overflows; hyperbolic_at: past where cosh x
+// does (ln of twice the largest value).
+template <class R> void near_overflow(R exp_at, R hyperbolic_at, const char* scalar) {
+  using C = std::complex<R>;
+  const std::string s = std::string(" near overflow, ") + scalar;
+  check_on_device(beyond(exp_at).exp(), OutKind::col_major, "exp" + s);
+  const auto h = beyond(hyperbolic_at);
+  check_on_device(h.cosh(), OutKind::row_major, "cosh" + s);
+  check_on_device(h.sinh(), OutKind::padded_block, "sinh" + s);
+  check_on_device((h * C(0, 1)).cos(), OutKind::col_major, "cos" + s);
+  check_on_device((h * C(0, 1)).sin(), OutKind::row_major, "sin" + s);
+}
+
+BOOST_AUTO_TEST_CASE(complex_functions_near_overflow) {
+  near_overflow<float>(88.73f, 89.42f, "complex<float>");
+  near_overflow<double>(709.79, 710.48, "complex<double>");
 }
 
 BOOST_AUTO_TEST_CASE(an_expression_compiles_once) {

@@ -158,10 +158,28 @@ template <class T> __device__ __forceinline__ cx<T> rsqrt(cx<T> z) {
 }
 // exp with C's special values where they are cheap: a real argument stays
 // real (exp(inf + 0i) = inf + 0i), and exp(-inf + i y) is 0 for any y.
+// e^a f where e^a overflows and the product may not: (e^(a/2) f) e^(a/2).
+template <class T> __device__ __forceinline__ T exp_times(T a, T f) {
+  const T h = ::exp(a / T(2));
+  return (h * f) * h;
+}
+// cosh(x) f and sinh(x) f, finite wherever the product is: past the
+// overflow of cosh and sinh (|x| > 88.7 in float), both are e^|x| / 2 to
+// the last bit. (The host's complex functions scale the same way; plain
+// products gave infinities for values up to 2x below the largest float.)
+template <class T> __device__ __forceinline__ T cosh_times(T x, T f) {
+  const T c = ::cosh(x);
+  return isinf(c) && isfinite(x) ? exp_times(fabs(x), f / T(2)) : c * f;
+}
+template <class T> __device__ __forceinline__ T sinh_times(T x, T f) {
+  const T s = ::sinh(x);
+  return isinf(s) && isfinite(x) ? copysign(T(1), x) * exp_times(fabs(x), f / T(2)) : s * f;
+}
 template <class T> __device__ __forceinline__ cx<T> exp(cx<T> z) {
   if (z.im == T(0)) return mk(::exp(z.re), z.im);
   if (isinf(z.re) && z.re < T(0)) return mk(T(0), isfinite(z.im) ? copysign(T(0), z.im) : T(0));
   const T e = ::exp(z.re);
+  if (isinf(e) && isfinite(z.re)) return mk(exp_times(z.re, ::cos(z.im)), exp_times(z.re, ::sin(z.im)));
   return mk(e * ::cos(z.im), e * ::sin(z.im));
 }
 template <class T> __device__ __forceinline__ cx<T> log(cx<T> z) { return mk(::log(::hypot(z.re, z.im)), ::atan2(z.im, z.re)); }
@@ -256,16 +274,16 @@ template <class T> __device__ __forceinline__ cx<T> log10(cx<T> z) {
   return mk(l.re / ln10, l.im / ln10);
 }
 template <class T> __device__ __forceinline__ cx<T> sin(cx<T> z) {
-  return mk(::sin(z.re) * ::cosh(z.im), ::cos(z.re) * ::sinh(z.im));
+  return mk(cosh_times(z.im, ::sin(z.re)), sinh_times(z.im, ::cos(z.re)));
 }
 template <class T> __device__ __forceinline__ cx<T> cos(cx<T> z) {
-  return mk(::cos(z.re) * ::cosh(z.im), -(::sin(z.re) * ::sinh(z.im)));
+  return mk(cosh_times(z.im, ::cos(z.re)), -sinh_times(z.im, ::sin(z.re)));
 }
 template <class T> __device__ __forceinline__ cx<T> sinh(cx<T> z) {
-  return mk(::sinh(z.re) * ::cos(z.im), ::cosh(z.re) * ::sin(z.im));
+  return mk(sinh_times(z.re, ::cos(z.im)), cosh_times(z.re, ::sin(z.im)));
 }
 template <class T> __device__ __forceinline__ cx<T> cosh(cx<T> z) {
-  return mk(::cosh(z.re) * ::cos(z.im), ::sinh(z.re) * ::sin(z.im));
+  return mk(cosh_times(z.re, ::cos(z.im)), sinh_times(z.re, ::sin(z.im)));
 }
 // tanh by Kahan's formula: with t = tan y, s = sinh x, b = 1 + t^2,
 // tanh(x + iy) = (b s sqrt(1 + s^2) + i t) / (1 + b s^2), accurate near the
