@@ -311,9 +311,6 @@ BOOST_AUTO_TEST_CASE(large_arrays_loop_over_the_grid) {
   check_on_device((c > 0.0).select(c, 0.1 * c).cast<float>(), OutKind::row_major, "select, cast");
 }
 
-// Complex exp, sin, cos, sinh and cosh where the real exponential
-// overflows and the result need not (its parts up to 2x below the largest
-// value): finite where the host's are, and as close.
 // Values whose real part is random in [lo, lo + 0.5) with either sign.
 template <class R> Eigen::Array<std::complex<R>, Eigen::Dynamic, Eigen::Dynamic> beyond(R lo) {
   Eigen::Array<std::complex<R>, Eigen::Dynamic, Eigen::Dynamic> z(97, 3);
@@ -335,6 +332,9 @@ template <class R> void near_overflow(R exp_at, R hyperbolic_at, const char* sca
   check_on_device((h * C(0, 1)).sin(), OutKind::row_major, "sin" + s);
 }
 
+// Complex exp, sin, cos, sinh and cosh where the real exponential
+// overflows and the result need not (its parts up to 2x below the largest
+// value): finite where the host's are, and as close.
 BOOST_AUTO_TEST_CASE(complex_functions_near_overflow) {
   near_overflow<float>(88.73f, 89.42f, "complex<float>");
   near_overflow<double>(709.79, 710.48, "complex<double>");
