@@ -6,15 +6,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -84,9 +87,11 @@ bool read_from_disk(const std::string& path, const std::string& source, std::vec
 }
 
 void write_to_disk(const std::string& path, const std::string& source, const std::vector<char>& image) {
-  // Written under a name of this process (one thread at a time holds the
-  // cache's lock), then renamed: readers never see half a file.
-  const std::string tmp = path + "." + std::to_string(static_cast<long>(getpid())) + ".tmp";
+  // Written under a name of this process and call, then renamed: readers
+  // (other processes, or threads of this one) never see half a file.
+  static std::atomic<long> serial{0};
+  const std::string tmp = path + "." + std::to_string(static_cast<long>(getpid())) + "." +
+                          std::to_string(serial.fetch_add(1)) + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) return;  // the cache is an optimisation: an unwritable folder only costs a compile
@@ -98,10 +103,47 @@ void write_to_disk(const std::string& path, const std::string& source, const std
   (void)std::rename(tmp.c_str(), path.c_str());
 }
 
+// At most this many NVRTC compiles at once: each holds a compiler instance
+// (a few hundred MB of host memory at its peak), and past the core count
+// more only share the cores. A Slot holds one for its life.
+class CompileSlots {
+ public:
+  class Slot {
+   public:
+    explicit Slot(CompileSlots& slots) : m_slots(slots) {
+      std::unique_lock<std::mutex> lock(slots.m_mutex);
+      slots.m_freed.wait(lock, [&] { return slots.m_free > 0; });
+      --slots.m_free;
+    }
+    ~Slot() {
+      {
+        std::lock_guard<std::mutex> lock(m_slots.m_mutex);
+        ++m_slots.m_free;
+      }
+      m_slots.m_freed.notify_one();
+    }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    CompileSlots& m_slots;
+  };
+  CompileSlots() : m_free(std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8)) {}
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_freed;
+  int m_free;
+};
+
+// g_mutex guards the maps and the counts below; it is never held while a
+// source compiles, so that different sources compile at the same time on
+// different threads. A source asked for while it compiles is waited for
+// (its future), not compiled twice.
 std::mutex g_mutex;
 // A compiled source loaded into the process, and the kernels taken from it.
 struct Loaded {
-  cudaLibrary_t library = nullptr;
+  std::shared_future<cudaLibrary_t> library;  // ready once compiled (or read) and loaded
   std::map<std::string, cudaKernel_t> kernels;  // by name
 };
 std::map<std::string, Loaded> g_loaded;  // key: prelude address, target tag, text
@@ -109,7 +151,7 @@ std::map<int, Target> g_targets;             // by device
 RuntimeKernelStats g_stats;
 
 // Compiles prelude + text (or reads the image from EGPU_CACHE_DIR) and loads
-// it; the caller holds g_mutex.
+// it; called without g_mutex.
 cudaLibrary_t load(const char* prelude, const std::string& text, const Target& target) {
   // The options head the source as a comment, so that an image cached on
   // disk under other options is not taken for this one.
@@ -119,12 +161,20 @@ cudaLibrary_t load(const char* prelude, const std::string& text, const Target& t
   std::vector<char> image;
   const std::string path = disk_path(source, target);
   if (!path.empty() && read_from_disk(path, source, image)) {
+    std::lock_guard<std::mutex> lock(g_mutex);
     ++g_stats.from_disk;
   } else {
+    static CompileSlots slots;
     const auto start = std::chrono::steady_clock::now();
-    image = nvrtc_compile(source, target.arch, target.cubin);
-    g_stats.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ++g_stats.compiled;
+    {
+      const CompileSlots::Slot slot(slots);
+      image = nvrtc_compile(source, target.arch, target.cubin);
+    }
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      g_stats.compile_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ++g_stats.compiled;
+    }
     if (!path.empty()) write_to_disk(path, source, image);
   }
   // A library is loaded into every device's context as it is used; it stays
@@ -138,23 +188,49 @@ cudaLibrary_t load(const char* prelude, const std::string& text, const Target& t
 }  // namespace
 
 cudaKernel_t runtime_kernel(const char* prelude, const std::string& text, const char* name, int device) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto known = g_targets.find(device);
-  if (known == g_targets.end()) known = g_targets.emplace(device, target_for(device)).first;
-  const Target& target = known->second;
-  char prefix[32];
-  std::snprintf(prefix, sizeof prefix, "%p\n", static_cast<const void*>(prelude));
-  const std::string key = prefix + target.tag() + "\n" + text;
-  auto loaded = g_loaded.find(key);
-  if (loaded != g_loaded.end()) {
-    ++g_stats.from_memory;
-  } else {
-    loaded = g_loaded.emplace(key, Loaded{load(prelude, text, target), {}}).first;
+  std::map<std::string, Loaded>::iterator loaded;
+  std::promise<cudaLibrary_t> compiled;  // set by this call when it is the one that compiles
+  std::shared_future<cudaLibrary_t> ready;
+  bool compiles = false;
+  Target target;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto known = g_targets.find(device);
+    if (known == g_targets.end()) known = g_targets.emplace(device, target_for(device)).first;
+    target = known->second;
+    char prefix[32];
+    std::snprintf(prefix, sizeof prefix, "%p\n", static_cast<const void*>(prelude));
+    const std::string key = prefix + target.tag() + "\n" + text;
+    loaded = g_loaded.find(key);
+    if (loaded != g_loaded.end()) {
+      ++g_stats.from_memory;
+    } else {
+      loaded = g_loaded.emplace(key, Loaded{compiled.get_future().share(), {}}).first;
+      compiles = true;
+    }
+    ready = loaded->second.library;
   }
+  if (compiles) {
+    try {
+      compiled.set_value(load(prelude, text, target));
+    } catch (...) {
+      // Those waiting get the same error; the entry goes, so that a later
+      // call tries again (a failure may be passing, e.g. out of memory).
+      compiled.set_exception(std::current_exception());
+      std::lock_guard<std::mutex> lock(g_mutex);
+      g_loaded.erase(loaded);
+      throw;
+    }
+  }
+  // Waits while another thread compiles this source; rethrows its error.
+  // (An entry is erased only after its future holds an error, so
+  // `loaded` is valid past this line.)
+  const cudaLibrary_t library = ready.get();
+  std::lock_guard<std::mutex> lock(g_mutex);
   Loaded& l = loaded->second;
   if (auto it = l.kernels.find(name); it != l.kernels.end()) return it->second;
   cudaKernel_t kernel = nullptr;
-  cuda_check(cudaLibraryGetKernel(&kernel, l.library, name), "cudaLibraryGetKernel (a generated kernel)");
+  cuda_check(cudaLibraryGetKernel(&kernel, library, name), "cudaLibraryGetKernel (a generated kernel)");
   l.kernels.emplace(name, kernel);
   return kernel;
 }

@@ -42,6 +42,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -356,33 +357,56 @@ BOOST_AUTO_TEST_CASE(an_expression_compiles_once) {
 // 2,000 random expression trees (depth 1 to 6, random operations and scalar
 // types, random shapes up to 600 on a side and about 4000 coefficients,
 // leaves of every layout and broadcast, NaN and Inf sprinkled in); each
-// compiles its own kernel (500 took under two minutes on the lent H100's
-// host; EGPU_TEST_SCALE shrinks the count).
+// compiles its own kernel, which is most of the time: eight threads compile
+// and run them. The programs are drawn one after another from the seeded
+// generator, under a lock, so a seed replays the same ones whatever thread
+// takes which (EGPU_TEST_SCALE shrinks the count).
 BOOST_AUTO_TEST_CASE(random_programs_match_the_interpreter) {
   const int count = scaled_count(2000);
+  struct Result {
+    Outcome o;
+    std::string program;  // of a program with failures
+  };
+  std::vector<Result> results(static_cast<std::size_t>(count));
+  std::mutex drawing;
+  int next = 0;
+  const auto faults = run_on_threads(8, [&](int, auto) {
+    for (;;) {
+      int t = 0;
+      RandomProgram r;
+      ed::ValueKind result{};
+      {
+        std::lock_guard<std::mutex> lock(drawing);
+        if (next == count) return;
+        t = next++;
+        const Index rows = uniform_index(0, 600);
+        const Index cols = uniform_index(0, std::min<Index>(600, 4000 / std::max<Index>(rows, 1)));
+        result = static_cast<ed::ValueKind>(uniform_index(0, 3));
+        do {
+          r = random_program(rows, cols, result, static_cast<int>(uniform_index(1, 6)));
+        } while (r.program.leaves.size() > EGPU_EW_MAX_LEAVES || r.program.constants.size() > EGPU_EW_MAX_CONSTANTS);
+      }
+      ed::validate(r.program);
+      Result& out = results[static_cast<std::size_t>(t)];
+      const OutKind kind = static_cast<OutKind>(t % 3);
+      const std::string what = "random program " + std::to_string(t);
+      switch (result) {
+        case ed::ValueKind::f32: run_random_program<float>(r, kind, what, out.o); break;
+        case ed::ValueKind::f64: run_random_program<double>(r, kind, what, out.o); break;
+        case ed::ValueKind::c32: run_random_program<std::complex<float>>(r, kind, what, out.o); break;
+        default: run_random_program<std::complex<double>>(r, kind, what, out.o); break;
+      }
+      if (out.o.bad > 0) out.program = program_text(r.program);
+    }
+  });
+  for (const auto& f : faults) BOOST_ERROR(f);
   long total_exempt = 0, programs_with_failures = 0;
   for (int t = 0; t < count; ++t) {
-    const Index rows = uniform_index(0, 600);
-    const Index cols = uniform_index(0, std::min<Index>(600, 4000 / std::max<Index>(rows, 1)));
-    const auto result = static_cast<ed::ValueKind>(uniform_index(0, 3));
-    RandomProgram r;
-    do {
-      r = random_program(rows, cols, result, static_cast<int>(uniform_index(1, 6)));
-    } while (r.program.leaves.size() > EGPU_EW_MAX_LEAVES || r.program.constants.size() > EGPU_EW_MAX_CONSTANTS);
-    ed::validate(r.program);
-    Outcome o;
-    const OutKind kind = static_cast<OutKind>(t % 3);
-    const std::string what = "random program " + std::to_string(t);
-    switch (result) {
-      case ed::ValueKind::f32: run_random_program<float>(r, kind, what, o); break;
-      case ed::ValueKind::f64: run_random_program<double>(r, kind, what, o); break;
-      case ed::ValueKind::c32: run_random_program<std::complex<float>>(r, kind, what, o); break;
-      default: run_random_program<std::complex<double>>(r, kind, what, o); break;
-    }
-    total_exempt += o.exempt;
-    if (o.bad > 0) ++programs_with_failures;
-    BOOST_TEST(o.bad == 0, what << ": " << o.bad << " wrong coefficients or stray writes\n"
-                                << o.report.str() << " program:" << program_text(r.program));
+    const Result& r = results[static_cast<std::size_t>(t)];
+    total_exempt += r.o.exempt;
+    if (r.o.bad > 0) ++programs_with_failures;
+    BOOST_TEST(r.o.bad == 0, "random program " << t << ": " << r.o.bad << " wrong coefficients or stray writes\n"
+                                               << r.o.report.str() << " program:" << r.program);
   }
   BOOST_TEST_MESSAGE(count << " random programs, " << programs_with_failures << " with failures, " << total_exempt
                            << " coefficients exempt (complex non-finite, NaN sign, zero sign at a cut or of a part taken)");

@@ -1,17 +1,22 @@
 // The runtime on a GPU: concurrent products from two host threads, the
 // device's name, and failures: a call that cannot run throws egpu::error,
 // an accumulating call that fails leaves C unchanged, and the library
-// keeps working afterwards. Skipped without a usable GPU.
+// keeps working afterwards; the cache of kernels compiled at run time asked
+// for from many threads at once. Skipped without a usable GPU.
 #define BOOST_TEST_MODULE runtime
 #include <boost/test/unit_test.hpp>
 
+#include <cuda_runtime.h>
+
 #include <atomic>
+#include <chrono>
 #include <complex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "egpu/egpu.hpp"
+#include "runtime/runtime_kernels.hpp"
 #include "support/gemm_cases.hpp"
 #include "support/test_support.hpp"
 
@@ -103,6 +108,82 @@ BOOST_AUTO_TEST_CASE(many_small_calls) {
     c.noalias() = egpu::gpu(a * b);
     BOOST_TEST(((c - a * b).norm() <= 1e-5f * (1 + a.norm() * b.norm())), "m=" << m << " n=" << n << " k=" << k);
   }
+}
+
+namespace {
+
+const char kTestPrelude[] = "// runtime_test's kernels\n";
+
+std::string put_kernel(int value) {
+  return "extern \"C\" __global__ void put(int* out) { *out = " + std::to_string(value) + "; }\n";
+}
+
+// Runs kernel `put` of `text` (runtime_kernel, on this thread) and returns
+// what it wrote; "" or what went wrong in `failure`.
+int run_put(const std::string& text, std::string& failure) {
+  int device = 0, got = -1;
+  int* out = nullptr;
+  const auto check = [&](cudaError_t status, const char* what) {
+    if (status != cudaSuccess && failure.empty()) failure = std::string(what) + ": " + cudaGetErrorString(status);
+  };
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  const cudaKernel_t kernel = egpu::runtime::runtime_kernel(kTestPrelude, text, "put", device);
+  check(cudaMalloc(&out, sizeof(int)), "cudaMalloc");
+  void* args[] = {&out};
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(1), dim3(1), args, 0, nullptr), "launch");
+  check(cudaMemcpy(&got, out, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaFree(out), "cudaFree");
+  return got;
+}
+
+}  // namespace
+
+// Threads asking at once for sources nobody compiled yet: each source is
+// compiled once (one thread compiles, the others asking for it wait), the
+// kernels are right, and a source that does not compile fails every thread
+// that asked for it and again later (a failure is not kept), while the
+// cache goes on working. Different sources compile at the same time: the
+// message gives the wall time against the compiler's summed time.
+BOOST_AUTO_TEST_CASE(the_kernel_cache_from_many_threads) {
+  const int threads = 8;
+  // Values of this run only, so that no earlier process's disk cache
+  // (EGPU_CACHE_DIR) and no other case has these sources.
+  const int base = static_cast<int>(uniform_index(1, 1 << 28)) * 16;
+  const auto before = egpu::runtime::runtime_kernel_stats();
+  const auto start = std::chrono::steady_clock::now();
+  const auto faults = run_on_threads(threads, [&](int id, auto fault) {
+    std::string failure;
+    const int own = run_put(put_kernel(base + id), failure);
+    const int shared = run_put(put_kernel(base + threads), failure);
+    if (!failure.empty()) fault("thread " + std::to_string(id) + ": " + failure);
+    if (own != base + id || shared != base + threads)
+      fault("thread " + std::to_string(id) + ": kernels wrote " + std::to_string(own) + " and " +
+            std::to_string(shared));
+  });
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& f : faults) BOOST_ERROR(f);
+  const auto after = egpu::runtime::runtime_kernel_stats();
+  BOOST_TEST(after.compiled + after.from_disk - before.compiled - before.from_disk == threads + 1);
+  BOOST_TEST(after.from_memory - before.from_memory == threads - 1);
+  BOOST_TEST_MESSAGE(threads + 1 << " sources on " << threads << " threads: " << wall << " s, the compiler's time summed "
+                                 << after.compile_seconds - before.compile_seconds << " s");
+
+  const std::string broken = "extern \"C\" __global__ void put(int* out) { *out = undeclared_" +
+                             std::to_string(base) + "; }\n";
+  const auto broken_faults = run_on_threads(4, [&](int, auto fault) {
+    try {
+      std::string failure;
+      (void)run_put(broken, failure);
+      fault("a source that does not compile gave a kernel");
+    } catch (const egpu::error& e) {
+      if (std::string(e.what()).find("NVRTC") == std::string::npos) fault(std::string("unexpected error: ") + e.what());
+    }
+  });
+  for (const auto& f : broken_faults) BOOST_ERROR(f);
+  BOOST_CHECK_THROW((void)egpu::runtime::runtime_kernel(kTestPrelude, broken, "put", 0), egpu::error);
+  std::string failure;
+  BOOST_TEST(run_put(put_kernel(base - 1), failure) == base - 1);
+  BOOST_TEST(failure.empty(), failure);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
