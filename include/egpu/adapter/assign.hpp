@@ -136,9 +136,8 @@ class ProductCall {
   // Whether an operand read from the user's memory overlaps `out`.
   bool reads(const MatrixDesc& out) const {
     const auto elem = scalar_size(m_desc.scalar);
-    const ByteRange o = byte_range(out, elem);
-    return (GemmOperand<Scalar, Lhs>::in_user_memory && o.overlaps(byte_range(m_desc.a, elem))) ||
-           (GemmOperand<Scalar, Rhs>::in_user_memory && o.overlaps(byte_range(m_desc.b, elem)));
+    return (GemmOperand<Scalar, Lhs>::in_user_memory && may_share_elements(out, m_desc.a, elem)) ||
+           (GemmOperand<Scalar, Rhs>::in_user_memory && may_share_elements(out, m_desc.b, elem));
   }
 
  private:
@@ -170,6 +169,12 @@ bool may_overlap(const Dst& dst, const Operand& operand) {
     const auto d = address_bounds(dst), o = address_bounds(Traits::extract(operand));
     return d.first < o.second && o.first < d.second;
   }
+}
+// Whether dst may overlap either operand of a product: Eigen's rule then
+// evaluates the product into a temporary first.
+template <class Dst, class Product>
+bool may_overlap_operands(const Dst& dst, const Product& product) {
+  return may_overlap(dst, product.lhs()) || may_overlap(dst, product.rhs());
 }
 
 // CPU Eigen's dst func= factor * product, with Eigen's aliasing rule:
@@ -224,7 +229,7 @@ void assign_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
       product_on_cpu(result, product, factor, Eigen::internal::assign_op<Scalar, Scalar>(), false);
       Eigen::internal::call_assignment_no_alias(dst, result, func);
     } else {
-      product_on_cpu(dst, product, factor, func, may_overlap(dst, product.lhs()) || may_overlap(dst, product.rhs()));
+      product_on_cpu(dst, product, factor, func, may_overlap_operands(dst, product));
     }
   } else if constexpr (partial_redux_parts<Xpr>::matches) {
     check_destination_size<kind>(dst, xpr.rows(), xpr.cols(), "reduction");
@@ -238,7 +243,7 @@ void assign_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
 
 template <class Dst, class Product, class Func, class Cpu>
 EGPU_NOINLINE void assign_product_described(Dst& dst, const Product& product, const typename Product::Scalar& factor,
-                                            const Options& options, const Func& func, Cpu&& on_cpu);
+                                            const Options& options, const Func& func, Cpu&& on_cpu, Gate gated);
 
 // The product part: dst func= factor * (lhs * rhs); on_cpu(aliased) runs
 // it on the CPU where the dispatch keeps it there.
@@ -272,13 +277,13 @@ void assign_product_or(Dst& dst, const Product& product, const typename Product:
       return;
     }
     // (Device operands without a device were made host views by assign.)
+    // Calls the gate keeps on the CPU skip the description: they cost CPU
+    // Eigen's time and a few nanoseconds.
+    const Gate gated = gate_for<on_device>(options, product_flops<Scalar>(m, n, k), 0);
     if constexpr (!on_device) {
-      // Calls the gate keeps on the CPU skip the description: they cost
-      // CPU Eigen's time and a few nanoseconds.
-      if (gate(options, product_flops<Scalar>(m, n, k), 0) == Gate::cpu)
-        return on_cpu(may_overlap(dst, product.lhs()) || may_overlap(dst, product.rhs()));
+      if (gated == Gate::cpu) return on_cpu(may_overlap_operands(dst, product));
     }
-    assign_product_described(dst, product, factor, options, func, on_cpu);
+    assign_product_described(dst, product, factor, options, func, on_cpu, gated);
   }
 }
 
@@ -289,18 +294,18 @@ void assign_product_or(Dst& dst, const Product& product, const typename Product:
 // holds a whole description.
 template <class Dst, class Product, class Func, class Cpu>
 EGPU_NOINLINE void assign_product_described(Dst& dst, const Product& product, const typename Product::Scalar& factor,
-                                            const Options& options, const Func& func, Cpu&& on_cpu) {
+                                            const Options& options, const Func& func, Cpu&& on_cpu, Gate gated) {
   using Scalar = typename Product::Scalar;
   using Plain = temporary_for_t<Dst, Product, Scalar>;
   constexpr int kind = functor_kind<Func>::value;
   constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Product>;
   constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
-  const Eigen::Index m = product.lhs().rows(), n = product.rhs().cols(), k = product.lhs().cols();
+  const Eigen::Index m = product.lhs().rows(), n = product.rhs().cols();
   ProductCall<Product> call(product, factor);
   bool aliased = false;
   if constexpr (dst_direct) aliased = call.reads(describe_any(dst));
   GemmDesc& desc = call.desc();
-  const Decision decision = choose<on_device>(options, product_flops<Scalar>(m, n, k), 0, [&] {
+  const Decision decision = choose<on_device>(gated, [&] {
     desc.c = dst_direct && !aliased ? describe_any(dst) : MatrixDesc{nullptr, m, n, 1, m};
     desc.beta_is_zero = kind == 1;
     return decide_product(desc, options, Eigen::nbThreads());
@@ -469,7 +474,8 @@ void elementwise_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
 }
 
 template <class Dst, class Xpr, class Func>
-EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const Options& options, const Func& func);
+EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const Options& options, const Func& func,
+                                              Gate gated);
 
 // The coefficient-wise part: dst func= xpr.
 template <class Dst, class Xpr, class Func>
@@ -482,18 +488,20 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   const Eigen::Index rows = xpr.rows(), cols = xpr.cols();
   check_destination_size<kind>(dst, rows, cols, "expression");
   // (Device operands without a device were made host views by assign.)
-  if constexpr (!is_device_view_v<Dst> && !holds_device_v<Xpr>) {
-    // As for products: the gate's CPU calls go straight to CPU Eigen.
-    if (gate(options, 0, static_cast<double>(rows) * static_cast<double>(cols)) == Gate::cpu)
-      return elementwise_on_cpu(dst, xpr, func);
+  // As for products: the gate's CPU calls go straight to CPU Eigen.
+  constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Xpr>;
+  const Gate gated = gate_for<on_device>(options, 0, static_cast<double>(rows) * static_cast<double>(cols));
+  if constexpr (!on_device) {
+    if (gated == Gate::cpu) return elementwise_on_cpu(dst, xpr, func);
   }
-  assign_elementwise_described(dst, xpr, options, func);
+  assign_elementwise_described(dst, xpr, options, func, gated);
 }
 
 // The rest of assign_elementwise (sizes checked), out of line as
 // assign_product_described.
 template <class Dst, class Xpr, class Func>
-EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const Options& options, const Func& func) {
+EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const Options& options, const Func& func,
+                                              Gate gated) {
   using Scalar = typename Xpr::Scalar;
   // The temporary of the destination's side: device memory for a device
   // destination.
@@ -511,8 +519,8 @@ EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const 
   };
   constexpr bool dst_direct = describable_v<Dst> && std::is_same_v<typename Dst::Scalar, Scalar>;
   constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Xpr>;
-  const Decision decision = choose<on_device>(options, 0, static_cast<double>(rows) * static_cast<double>(cols),
-                                              [&] { return decide_call(xpr, destination_desc(dst, rows, cols), kind, options); });
+  const Decision decision =
+      choose<on_device>(gated, [&] { return decide_call(xpr, destination_desc(dst, rows, cols), kind, options); });
   const CallLog log(decision);
   if constexpr (!on_device) {
     if (!decision.gpu) return elementwise_on_cpu(dst, xpr, func);

@@ -28,21 +28,29 @@ double product_flops(Eigen::Index m, Eigen::Index n, Eigen::Index k) {
   return Eigen::NumTraits<Scalar>::IsComplex ? 4.0 * f : f;
 }
 
+// The gate's answer for a call; calls on DeviceMatrix data (OnDevice) do
+// not ask it. Work: the product's flops, or (flops 0) the coefficient-wise
+// call's elements.
+template <bool OnDevice>
+Gate gate_for(const Options& options, double flops, double elements) {
+  if constexpr (OnDevice) return Gate::undecided;
+  else return gate(options, flops, elements);
+}
+
 // The decision for one call. OnDevice: the call reads or writes DeviceMatrix
 // data, and runs on the GPU whenever there is one (without one, its data is
-// host memory and CPU Eigen runs it). Otherwise the gate decides, or
-// `decide()` (the model) when the gate leaves it open. Work: the product's
-// flops, or (flops 0) the coefficient-wise call's elements.
+// host memory and CPU Eigen runs it). Otherwise the gate's answer `gated`
+// (gate_for) decides, or `decide()` (the model) when it left the call open.
 template <bool OnDevice, class Decide>
-Decision choose(const Options& options, double flops, double elements, Decide&& decide) {
+Decision choose(Gate gated, Decide&& decide) {
   if constexpr (OnDevice) {
     if (!has_device()) return Decision();
-    if (dispatch_state().verbose) return decide();  // for the log line ("device data": the GPU)
+    if (dispatch_settings().verbose) return decide();  // for the log line ("device data": the GPU)
     Decision d;
     d.gpu = true;
     return d;
   } else {
-    switch (gate(options, flops, elements)) {
+    switch (gated) {
       case Gate::cpu:
         return Decision();
       case Gate::gpu: {

@@ -148,6 +148,33 @@ inline ByteRange byte_range(const MatrixDesc& d, std::int64_t elem_size) {
   return {static_cast<std::uintptr_t>(base + lo), static_cast<std::uintptr_t>(base + hi + elem_size)};
 }
 
+// Whether two described matrices of elem_size-byte elements may share an
+// element. Exact for two views with the same strides, one of them 1 and
+// the other at least both views' extent along it (blocks of one matrix:
+// the panels and the trailing block of a blocked factorization interleave
+// in memory without sharing an element); otherwise whether their bounding
+// byte ranges meet.
+inline bool may_share_elements(const MatrixDesc& a, const MatrixDesc& b, std::int64_t elem_size) {
+  if (!byte_range(a, elem_size).overlaps(byte_range(b, elem_size))) return false;
+  if (a.row_stride != b.row_stride || a.col_stride != b.col_stride) return true;
+  // Element (i, j) at i + j * line (inner index i, outer j), in elements.
+  const bool by_columns = a.row_stride == 1;
+  if (!by_columns && a.col_stride != 1) return true;
+  const std::int64_t line = by_columns ? a.col_stride : a.row_stride;
+  const std::int64_t inner_a = by_columns ? a.rows : a.cols, inner_b = by_columns ? b.rows : b.cols;
+  const std::int64_t outer_a = by_columns ? a.cols : a.rows, outer_b = by_columns ? b.cols : b.rows;
+  if (line < std::max(inner_a, inner_b)) return true;
+  const std::intptr_t bytes = reinterpret_cast<std::intptr_t>(b.data) - reinterpret_cast<std::intptr_t>(a.data);
+  if (bytes % elem_size != 0) return true;
+  // a(i, j) is b(i', j') when (i - i') + (j - j') * line = d; |i - i'| <
+  // line leaves two ways to split d.
+  const std::int64_t d = static_cast<std::int64_t>(bytes / elem_size);
+  const std::int64_t outer0 = d >= 0 ? d / line : -((-d + line - 1) / line), inner0 = d - outer0 * line;
+  for (const auto& [di, dj] : {std::pair<std::int64_t, std::int64_t>{inner0, outer0}, {inner0 - line, outer0 + 1}})
+    if (di > -inner_b && di < inner_a && dj > -outer_b && dj < outer_a) return true;
+  return false;
+}
+
 // One operand of a product as the GEMM sees it: op(X) = conj? (X) times a
 // factor. X is the user's memory (host, or a DeviceMatrix view) when egpu
 // can point at it, else a column-major temporary of the product's scalar

@@ -54,8 +54,9 @@ struct FullReductions {
   // memory is host memory) or g() on the GPU, as the dispatch decides.
   template <class R, class F, class G>
   static R run(const Xpr& x, const Options& o, F&& f, G&& g) {
-    const Decision d = choose<holds_device_v<Xpr>>(
-        o, 0, static_cast<double>(x.size()), [&] { return decide_call(x, MatrixDesc{}, 1, o, true); });
+    constexpr bool on_device = holds_device_v<Xpr>;
+    const Decision d = choose<on_device>(gate_for<on_device>(o, 0, static_cast<double>(x.size())),
+                                         [&] { return decide_call(x, MatrixDesc{}, 1, o, true); });
     const CallLog log(d);
     if (!d.gpu) {
       CpuScope scope;
@@ -229,7 +230,7 @@ template <class Dst, class Xpr, class Func>
 void assign_partial_reduction(Dst& dst, const Xpr& x, const Options& options, const Func& func) {
   constexpr bool on_device = holds_device_v<Xpr> || is_device_view_v<Dst>;
   const auto& reduced = partial_redux_parts<Xpr>::redux(x).nestedExpression();
-  const Decision decision = choose<on_device>(options, 0, static_cast<double>(reduced.size()),
+  const Decision decision = choose<on_device>(gate_for<on_device>(options, 0, static_cast<double>(reduced.size())),
                                               [&] { return decide_call(reduced, MatrixDesc{}, 1, options, true); });
   const CallLog log(decision);
   if constexpr (!on_device) {

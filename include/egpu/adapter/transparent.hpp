@@ -120,7 +120,7 @@ template <class Dst, class Lhs, class Rhs, class Func,
                                std::is_same_v<typename evaluator_traits<Rhs>::Shape, DenseShape>,
                            int> = 0>
 void call_assignment(Dst& dst, const Product<Lhs, Rhs, DefaultProduct>& src, const Func& func) {
-  if (egpu::detail::may_overlap(dst, src.lhs()) || egpu::detail::may_overlap(dst, src.rhs())) {
+  if (egpu::detail::may_overlap_operands(dst, src)) {
     typename plain_matrix_type<Product<Lhs, Rhs, DefaultProduct>>::type tmp(src);
     call_assignment_no_alias(dst, tmp, func);
   } else {
