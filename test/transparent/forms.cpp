@@ -3,9 +3,9 @@
 // blocks, Maps with outer and inner strides, row-major, fixed-size small,
 // 1 x N and N x 1, aliasing A = A * B, +=, -=, products nested in
 // expressions and in one another, matrix-vector), NaN and Inf, and the
-// decomposition whose blocked update is a product (PartialPivLU; the
-// bench times LLT, whose blocked update is a rank update), for the four scalars, at sizes above and below Eigen's
-// coefficient-based threshold.
+// decompositions whose blocked updates are products (PartialPivLU) and rank
+// updates (LLT), rank updates of either triangle, for the four scalars, at
+// sizes above and below Eigen's coefficient-based threshold.
 //
 // The same file is built three ways: without EGPU_TRANSPARENT (the
 // reference: plain CPU Eigen, which writes every result and the seed of its
@@ -308,6 +308,30 @@ void decompositions(Index n) {
     const Mat<S> x = A.partialPivLu().solve(b);
     calls.expect(tag + " PartialPivLU", -1, n >= 256 ? 1 : 0);
     result(tag + " PartialPivLU solve", x, n);
+  }
+  {
+    // LLT: its blocked update is a rank update of the lower triangle.
+    const Mat<S> H = (A + A.adjoint()) * S(Real<S>(0.5));  // self-adjoint, diagonally dominant
+    GpuCalls calls;
+    const Mat<S> x = H.llt().solve(b);
+    calls.expect(tag + " LLT", -1, n >= 300 ? 1 : 0);
+    result(tag + " LLT solve", x, n);
+  }
+  {
+    // Rank updates of either triangle, column- and row-major: the other
+    // triangle keeps its values (the whole matrix is compared).
+    const Mat<S> U = random<S>(n, 70), C0 = random<S>(n, n);
+    const Real<S> alpha(-0.5);
+    GpuCalls calls;
+    Mat<S> lower = C0, upper = C0;
+    RowMat<S> row_lower = C0;
+    lower.template selfadjointView<Eigen::Lower>().rankUpdate(U, alpha);
+    upper.template selfadjointView<Eigen::Upper>().rankUpdate(U, alpha);
+    row_lower.template selfadjointView<Eigen::Lower>().rankUpdate(U, alpha);
+    calls.expect(tag + " rankUpdate", -1, n >= 300 ? 3 : 0);
+    result(tag + " rankUpdate lower", lower, 70);
+    result(tag + " rankUpdate upper", upper, 70);
+    result(tag + " rankUpdate row-major lower", row_lower, 70);
   }
 }
 

@@ -129,3 +129,5 @@ void call_assignment(Dst& dst, const Product<Lhs, Rhs, DefaultProduct>& src, con
 }
 
 }  // namespace Eigen::internal
+
+#include "egpu/adapter/transparent_rank_update.hpp"
