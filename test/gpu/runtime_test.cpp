@@ -148,7 +148,7 @@ BOOST_AUTO_TEST_CASE(the_kernel_cache_from_many_threads) {
   const int threads = 8;
   // Values of this run only, so that no earlier process's disk cache
   // (EGPU_CACHE_DIR) and no other case has these sources.
-  const int base = static_cast<int>(uniform_index(1, 1 << 28)) * 16;
+  const int base = static_cast<int>(uniform_index(1, 1 << 22)) * 16;
   const auto before = egpu::runtime::runtime_kernel_stats();
   const auto start = std::chrono::steady_clock::now();
   const auto faults = run_on_threads(threads, [&](int id, auto fault) {
