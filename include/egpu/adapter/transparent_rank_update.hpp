@@ -1,6 +1,6 @@
 // Transparent mode: Eigen's triangular products C += alpha * A * B onto one
-// triangle of C (`selfadjointView<>().rankUpdate(U)`, the blocked update
-// of `LLT` and `LDLT`-style code, SYRK / HERK in BLAS terms) also reach the
+// triangle of C (`selfadjointView<>().rankUpdate(U)`, `LLT`'s blocked
+// update, SYRK / HERK in BLAS terms) also reach the
 // dispatch. Eigen runs them on one thread with its own kernel; here the
 // triangle is split in halves recursively: each square off the diagonal is
 // a general product, written as Eigen code, so that it goes through
@@ -17,8 +17,6 @@
 #pragma once
 
 #include <Eigen/Core>
-
-#include <algorithm>
 
 #include "egpu/adapter/assign.hpp"
 
@@ -77,7 +75,8 @@ struct general_matrix_matrix_triangular_product<Index, Scalar, LhsStorageOrder, 
     if constexpr (!egpu::detail::is_supported_scalar_v<Scalar>) {
       builtin(0, size);
     } else {
-      if (size <= egpu::detail::kRankUpdateLeaf || resIncr != 1 || egpu::detail::in_cpu_scope())
+      // (resIncr is 1: this specialization is for unit inner stride.)
+      if (size <= egpu::detail::kRankUpdateLeaf || egpu::detail::in_cpu_scope())
         return builtin(0, size);
       using LhsMatrix = Matrix<Scalar, Dynamic, Dynamic, LhsStorageOrder == RowMajor ? RowMajor : ColMajor>;
       using RhsMatrix = Matrix<Scalar, Dynamic, Dynamic, RhsStorageOrder == RowMajor ? RowMajor : ColMajor>;
