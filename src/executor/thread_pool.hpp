@@ -9,13 +9,17 @@
 namespace egpu::executor {
 
 // Runs body(begin, end) over [0, count) split into at most `threads`
-// contiguous ranges on the process-wide pool (the caller takes one range
-// itself); returns when all are done. Ranges of fewer than `grain` items
-// are not split further. Exceptions from body are rethrown here.
+// contiguous ranges, on the process-wide pool's workers and the calling
+// thread (which takes ranges too, so the call finishes even while every
+// worker is busy); returns when all are done. Ranges of fewer than `grain`
+// items are not split further. The first exception from body is rethrown
+// here, after every range has ended. Any number of threads may call it at
+// once, nested calls included.
 void parallel_for(std::int64_t count, int threads, std::int64_t grain,
                   const std::function<void(std::int64_t, std::int64_t)>& body);
 
-// The pool's size: every hardware thread.
+// Every hardware thread: the default number of staging threads. The pool
+// itself has two fewer workers (see thread_pool.cpp).
 int hardware_threads();
 
 // One thread kept for the life of the calling thread that runs one task at

@@ -25,8 +25,10 @@ struct StagingSlot {
 
 class Context {
  public:
-  static constexpr std::size_t kSlotBytes = std::size_t(16) << 20;
-  static constexpr int kRingSlots = 4;
+  // Transfers go in chunks of up to a slot (executor/transfer.cpp); the
+  // ring keeps several in flight while the host packs or unpacks the next.
+  static constexpr std::size_t kSlotBytes = std::size_t(8) << 20;
+  static constexpr int kRingSlots = 8;
 
   explicit Context(int device);
   ~Context();
