@@ -18,3 +18,21 @@ egpu_find_nvcc() {
   return 1
 }
 
+
+# The plot scripts' start: egpu_plot_start MIN MAX "$@". A script whose
+# header comment is its usage prints it and exits, 0 for -h or --help, 2
+# for fewer than MIN or more than MAX arguments (MAX empty: no limit); then
+# gnuplot must be there; EGPU_WORK is set to a folder removed at exit.
+egpu_plot_start() {
+  local min=$1 max=$2
+  shift 2
+  if [ "${1:-}" = -h ] || [ "${1:-}" = --help ] || [ $# -lt "$min" ] || { [ -n "$max" ] && [ $# -gt "$max" ]; }; then
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    case ${1:-} in -h | --help) exit 0 ;; esac
+    exit 2
+  fi
+  command -v gnuplot >/dev/null ||
+    { echo "$(basename "$0"): gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2; exit 1; }
+  EGPU_WORK=$(mktemp -d)
+  trap 'rm -rf "$EGPU_WORK"' EXIT
+}

@@ -15,18 +15,12 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-  [ $# -ge 1 ] && { [ "$1" = -h ] || [ "$1" = --help ]; } && exit 0
-  exit 2
-fi
+egpu_plot_start 1 2 "$@"
 csv=$1
 out=${2:-$EGPU_ROOT/bench/results}
 [ -r "$csv" ] || { echo "plot.sh: cannot read $csv" >&2; exit 1; }
-command -v gnuplot >/dev/null || { echo "plot.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2; exit 1; }
 mkdir -p "$out"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=$EGPU_WORK
 
 # One data file per (scalar, memory, series): "N seconds", sorted by N, and
 # a title line per (scalar, memory). Cells hold no commas (egpu-bench writes

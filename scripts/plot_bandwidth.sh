@@ -13,18 +13,12 @@
 # Needs gnuplot with the pngcairo terminal (Debian: apt-get install
 # gnuplot-nox).
 set -euo pipefail
-
-if [ $# -ne 2 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-  [ $# -ge 1 ] && { [ "$1" = -h ] || [ "$1" = --help ]; } && exit 0
-  exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+egpu_plot_start 2 2 "$@"
 csv=$1
 png=$2
 [ -r "$csv" ] || { echo "plot_bandwidth.sh: cannot read $csv" >&2; exit 1; }
-command -v gnuplot >/dev/null || { echo "plot_bandwidth.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=$EGPU_WORK
 
 # label egpu baseline tensor, one line per case at the largest size.
 awk -F, '

@@ -3,12 +3,17 @@
 # better of CPU Eigen and the GPU (1.0: the better side's time), against
 # size, one line per part, scalar and memory (a later row of the same case
 # wins).
+#
 #   scripts/plot_dispatch.sh PNG CSV [CSV...]
+#
+# Needs python3 and gnuplot with the pngcairo terminal (Debian: apt-get
+# install gnuplot-nox).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+egpu_plot_start 2 "" "$@"
 png=$1
 shift
-data=$(mktemp -d)
-trap 'rm -rf "$data"' EXIT
+data=$EGPU_WORK
 python3 - "$data" "$@" <<'PY'
 import csv, sys
 out, rows = sys.argv[1], {}

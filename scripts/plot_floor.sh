@@ -10,18 +10,12 @@
 # MEMORY is pageable or pinned. Needs gnuplot with the pngcairo terminal
 # (Debian: apt-get install gnuplot-nox).
 set -euo pipefail
-
-if [ $# -lt 3 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-  [ $# -ge 1 ] && { [ "$1" = -h ] || [ "$1" = --help ]; } && exit 0
-  exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+egpu_plot_start 3 "" "$@"
 png=$1
 memory=$2
 shift 2
-command -v gnuplot >/dev/null || { echo "plot_floor.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=$EGPU_WORK
 
 plots=()
 for pair in "$@"; do

@@ -8,14 +8,10 @@
 #
 # Needs gnuplot with the pngcairo terminal (Debian: apt-get install gnuplot-nox).
 set -euo pipefail
-if [ $# -ne 2 ]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-  exit 2
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+egpu_plot_start 2 2 "$@"
 csv=$1 png=$2
-command -v gnuplot >/dev/null || { echo "plot_forms.sh: gnuplot not found (Debian: apt-get install gnuplot-nox)" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+work=$EGPU_WORK
 # One line per group: "scalar memory" then each form's ratio, forms in the CSV's order.
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
   $col["status"] != "ok" { next }

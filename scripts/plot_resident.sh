@@ -2,11 +2,16 @@
 # Draws an `egpu-bench resident` CSV as bars: each case's floor / egpu time
 # (1.0: at the floor), the last row of a repeated case winning; cases
 # without a floor (the host time per call) and the CPU Eigen row are left out.
+#
 #   scripts/plot_resident.sh CSV PNG
+#
+# Needs python3 and gnuplot with the pngcairo terminal (Debian: apt-get
+# install gnuplot-nox).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+egpu_plot_start 2 2 "$@"
 csv=$1 png=$2
-data=$(mktemp)
-trap 'rm -f "$data"' EXIT
+data=$EGPU_WORK/ratios.dat
 # part,case -> ratio, keeping the last; the case names hold commas inside quotes.
 python3 - "$csv" > "$data" <<'PY'
 import csv, sys

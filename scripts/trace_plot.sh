@@ -6,10 +6,10 @@
 #
 # Needs python3 and gnuplot (Debian: gnuplot-nox).
 set -euo pipefail
-[ $# -ge 2 ] || { echo "usage: $0 trace.json out.png [first_ms last_ms]" >&2; exit 2; }
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+egpu_plot_start 2 4 "$@"
 trace=$1 png=$2 first=${3:-} last=${4:-}
-data=$(mktemp) lanes=$(mktemp)
-trap 'rm -f "$data" "$lanes"' EXIT
+data=$EGPU_WORK/boxes.dat lanes=$EGPU_WORK/lanes.dat
 
 python3 - "$trace" "$data" "$lanes" "$first" "$last" <<'PY'
 import json, sys
