@@ -398,6 +398,49 @@ BOOST_AUTO_TEST_CASE(a_trailing_update_accumulates_in_place) {
   BOOST_TEST((x - want).norm() <= 1e-12 * want.norm());
 }
 
+// The other judgements of aliasing ask may_share_elements too: the CPU
+// side's (may_overlap, Eigen's rule for a product the dispatch keeps on
+// the CPU) and a coefficient-wise expression's (aliases_otherwise). Blocks
+// of one matrix are judged exactly; other views by their byte ranges.
+BOOST_AUTO_TEST_CASE(every_aliasing_judgement_shares_one_rule) {
+  using egpu::detail::aliases_otherwise;
+  using egpu::detail::describe;
+  using egpu::detail::may_overlap;
+  using egpu::detail::may_overlap_operands;
+  const Index n = 40, b = 8;
+  Eigen::MatrixXd x = random_matrix<Eigen::MatrixXd>(n, n);
+  auto a22 = x.bottomRightCorner(n - b, n - b);
+  auto a21 = x.bottomLeftCorner(n - b, b);
+  auto a12 = x.topRightCorner(b, n - b);
+  BOOST_TEST(!may_overlap(a22, a21));
+  BOOST_TEST(!may_overlap(a22, a12));
+  BOOST_TEST(!may_overlap_operands(a22, a21 * a12));
+  BOOST_TEST(!may_overlap(a22, 2.0 * a21.adjoint()));  // A21 under a factor and a transpose: its bytes lie before A22's
+  BOOST_TEST(may_overlap(x.block(1, 1, n - b, n - b), x.block(0, 0, n - b, b)));
+  BOOST_TEST(may_overlap_operands(x.block(1, 1, n - b, n - b), x.block(0, 0, n - b, b) * a12));
+  // A transposed view: another lattice, judged by byte ranges.
+  BOOST_TEST(may_overlap(a22, x.topLeftCorner(b, n - b).transpose()));
+  BOOST_TEST(!may_overlap(a22, Eigen::MatrixXd(a21)));
+  // Elements of another size over the same bytes: byte ranges.
+  Eigen::Map<Eigen::MatrixXf> as_float(reinterpret_cast<float*>(x.data()), 2 * n, n);
+  BOOST_TEST(may_overlap(as_float.bottomRightCorner(2, 2), a22));
+
+  // Coefficient-wise: rows of the same columns above dst (interleaved in
+  // memory) are no alias, nor is dst itself; a shifted or transposed view
+  // of its elements is.
+  auto aliases = [&](const auto& dst, const auto& xpr) {
+    std::vector<std::shared_ptr<void>> none;
+    const auto program = egpu::detail::describe_elementwise(xpr, none, true);
+    return aliases_otherwise(program, describe(dst), ScalarKind::f64);
+  };
+  BOOST_TEST(!aliases(x.block(8, 8, 8, 32), x.block(0, 8, 8, 32) * 2.0));
+  BOOST_TEST(aliases(x.block(8, 8, 8, 32), x.block(4, 8, 8, 32) * 2.0));
+  BOOST_TEST(!aliases(x.col(0), x.col(0) * 2.0));  // dst itself, element for element
+  BOOST_TEST(aliases(x.col(0).head(n - 1), x.col(0).tail(n - 1) * 2.0));
+  BOOST_TEST(aliases(x.row(0), x.col(0).transpose() * 2.0));
+  BOOST_TEST(aliases(a22, a22.transpose() * 2.0));
+}
+
 BOOST_AUTO_TEST_CASE(resizing_assignment) {
   Eigen::MatrixXd a = random_matrix<Eigen::MatrixXd>(4, 6), b = random_matrix<Eigen::MatrixXd>(6, 5), c(1, 1);
   c = egpu::gpu(a * b);

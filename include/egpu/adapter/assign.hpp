@@ -147,17 +147,10 @@ class ProductCall {
   Scalar m_alpha{};
 };
 
-// Whether dst's memory may overlap a product operand's (the matrix under
-// its transposes, conjugation and factors), from bounding addresses alone;
-// an operand or a destination without direct access may.
-template <class X>
-std::pair<std::uintptr_t, std::uintptr_t> address_bounds(const X& x) {
-  const auto first = reinterpret_cast<std::uintptr_t>(x.data());
-  if (x.size() == 0) return {first, first};
-  const std::uintptr_t span = static_cast<std::uintptr_t>((x.outerSize() - 1) * x.outerStride() +
-                                                          (x.innerSize() - 1) * x.innerStride() + 1);
-  return {first, first + span * sizeof(typename X::Scalar)};
-}
+// Whether dst may share an element with a product operand (the matrix
+// under its transposes, conjugation and factors), judged as the GPU path
+// judges it (may_share_elements: blocks of one matrix exactly); an operand
+// or a destination without direct access, or on the device, may.
 template <class Dst, class Operand>
 bool may_overlap(const Dst& dst, const Operand& operand) {
   using Traits = Eigen::internal::blas_traits<Operand>;
@@ -166,8 +159,7 @@ bool may_overlap(const Dst& dst, const Operand& operand) {
                 is_device_view_v<Matrix>) {
     return true;
   } else {
-    const auto d = address_bounds(dst), o = address_bounds(Traits::extract(operand));
-    return d.first < o.second && o.first < d.second;
+    return objects_may_share_elements(dst, Traits::extract(operand));
   }
 }
 // Whether dst may overlap either operand of a product: Eigen's rule then
@@ -352,9 +344,10 @@ void assign_product(Dst& dst, const Product& product, const typename Product::Sc
 // assignment allows): a transposed or shifted view of it, a broadcast of
 // part of it.
 inline bool aliases_otherwise(const ElementwiseProgram& program, const MatrixDesc& out, ScalarKind out_scalar) {
-  const ByteRange o = byte_range(out, scalar_size(out_scalar));
   for (const EwLeaf& leaf : program.leaves) {
-    if (leaf.m.data == nullptr || !o.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar)))) continue;
+    if (leaf.m.data == nullptr ||
+        !may_share_elements(leaf.m, scalar_size(leaf.scalar), out, scalar_size(out_scalar)))
+      continue;
     if (leaf.scalar != out_scalar || !same_view(leaf.m, out)) return true;
   }
   return false;
@@ -376,12 +369,8 @@ inline int either_overlaps(int a, int b) { return a == 1 || b == 1 ? 1 : a < 0 |
 template <class X, class Dst>
 int overlaps_otherwise(const X& x, const Dst& dst) {
   if constexpr (has_direct_access_v<X> && !is_device_view_v<X>) {
-    const auto a = address_bounds(x), d = address_bounds(dst);
-    if (!(a.first < d.second && d.first < a.second)) return 0;
-    const bool same = std::is_same_v<typename X::Scalar, typename Dst::Scalar> &&
-                      static_cast<const void*>(x.data()) == static_cast<const void*>(dst.data()) &&
-                      x.rows() == dst.rows() && x.cols() == dst.cols() && bool(X::IsRowMajor) == bool(Dst::IsRowMajor) &&
-                      x.innerStride() == dst.innerStride() && x.outerStride() == dst.outerStride();
+    if (!objects_may_share_elements(x, dst)) return 0;
+    const bool same = std::is_same_v<typename X::Scalar, typename Dst::Scalar> && same_view(describe(x), describe(dst));
     return same ? 0 : 1;
   } else if constexpr (nullary_node<X>::value) {
     return 0;
@@ -545,9 +534,10 @@ EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const 
       const ElementwiseProgram shape = describe_elementwise(xpr, none, true);
       if (!resizes && aliases_otherwise(shape, describe_any(dst), scalar)) return through_temporary();
       if (resizes) {
-        const ByteRange old = byte_range(describe_any(dst), scalar_size(scalar));
+        const MatrixDesc old = describe_any(dst);
         for (const EwLeaf& leaf : shape.leaves)
-          if (leaf.m.data != nullptr && old.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar))))
+          if (leaf.m.data != nullptr &&
+              may_share_elements(old, scalar_size(scalar), leaf.m, scalar_size(leaf.scalar)))
             return through_temporary();
       }
     }
@@ -612,10 +602,10 @@ bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options, cons
   // resize, its old memory): apart from dst itself read element for
   // element, none may touch it.
   auto overlaps = [&](const MatrixDesc& d, bool allow_same) {
-    const ByteRange range = byte_range(d, sizeof(Scalar));
     for (std::size_t l = 0; l < program.leaves.size(); ++l) {
       const EwLeaf& leaf = program.leaves[l];
-      if (static_cast<int>(l) == product.leaf || !range.overlaps(byte_range(leaf.m, scalar_size(leaf.scalar))))
+      if (static_cast<int>(l) == product.leaf ||
+          !may_share_elements(d, sizeof(Scalar), leaf.m, scalar_size(leaf.scalar)))
         continue;
       if (!allow_same || leaf.scalar != scalar || !same_view(leaf.m, d)) return 2;
       return 1;

@@ -175,6 +175,19 @@ inline bool may_share_elements(const MatrixDesc& a, const MatrixDesc& b, std::in
   return false;
 }
 
+// The same for elements of two sizes: then by the byte ranges alone.
+inline bool may_share_elements(const MatrixDesc& a, std::int64_t a_elem_size, const MatrixDesc& b,
+                               std::int64_t b_elem_size) {
+  if (a_elem_size == b_elem_size) return may_share_elements(a, b, a_elem_size);
+  return byte_range(a, a_elem_size).overlaps(byte_range(b, b_elem_size));
+}
+
+// The same for two Eigen objects with direct access in host memory.
+template <class X, class Y>
+bool objects_may_share_elements(const X& x, const Y& y) {
+  return may_share_elements(describe(x), sizeof(typename X::Scalar), describe(y), sizeof(typename Y::Scalar));
+}
+
 // One operand of a product as the GEMM sees it: op(X) = conj? (X) times a
 // factor. X is the user's memory (host, or a DeviceMatrix view) when egpu
 // can point at it, else a column-major temporary of the product's scalar
