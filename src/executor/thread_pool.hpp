@@ -19,7 +19,7 @@ void parallel_for(std::int64_t count, int threads, std::int64_t grain,
                   const std::function<void(std::int64_t, std::int64_t)>& body);
 
 // Every hardware thread: the default number of staging threads. The pool
-// itself has two fewer workers (see thread_pool.cpp).
+// itself has two fewer workers, and at least two (see thread_pool.cpp).
 int hardware_threads();
 
 // One thread kept for the life of the calling thread that runs one task at
