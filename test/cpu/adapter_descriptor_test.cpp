@@ -425,6 +425,25 @@ BOOST_AUTO_TEST_CASE(every_aliasing_judgement_shares_one_rule) {
   Eigen::Map<Eigen::MatrixXf> as_float(reinterpret_cast<float*>(x.data()), 2 * n, n);
   BOOST_TEST(may_overlap(as_float.bottomRightCorner(2, 2), a22));
 
+  // The cheap range of an Eigen object is its description's range: blocks,
+  // vectors, row-major, strided maps, empty ones.
+  using egpu::detail::byte_range;
+  using egpu::detail::object_byte_range;
+  auto same_range = [](const auto& o) {
+    const auto a = object_byte_range(o), b = byte_range(describe(o), sizeof(typename std::decay_t<decltype(o)>::Scalar));
+    return a.first == b.first && a.last == b.last;
+  };
+  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> r = Eigen::MatrixXf::Random(9, 13);
+  BOOST_TEST(same_range(x));
+  BOOST_TEST(same_range(a22));
+  BOOST_TEST(same_range(x.col(3).segment(2, 7)));
+  BOOST_TEST(same_range(x.row(5)));
+  BOOST_TEST(same_range(r.block(1, 2, 4, 6)));
+  BOOST_TEST(same_range(r.col(4)));
+  BOOST_TEST(same_range(Eigen::Map<Eigen::MatrixXd, 0, Eigen::Stride<Eigen::Dynamic, 3>>(x.data(), 5, 6,
+                                                                                         Eigen::Stride<Eigen::Dynamic, 3>(40, 3))));
+  BOOST_TEST(same_range(x.block(3, 3, 0, 5)));
+
   // Coefficient-wise: rows of the same columns above dst (interleaved in
   // memory) are no alias, nor is dst itself; a shifted or transposed view
   // of its elements is.
