@@ -189,6 +189,7 @@ const char* const kPipelineOptionsUsage =
     "  --streams S           egpu::Options::streams (0: egpu chooses; default 0)\n"
     "  --panel P             egpu::Options::panel, edge of the C tiles (0: chooses)\n"
     "  --k-panel K           egpu::Options::k_panel, depth of the k pieces (0: chooses)\n"
+    "  --k-rounds R          egpu::Options::k_rounds, k pieces taken over all tiles first (-1: chooses)\n"
     "  --staging-threads T   egpu::Options::staging_threads (0: every hardware thread)\n";
 
 egpu::Options parse_pipeline_options(Args& args) {
@@ -196,14 +197,17 @@ egpu::Options parse_pipeline_options(Args& args) {
   const long streams = args.integer("streams", 0);
   const long panel = args.integer("panel", 0);
   const long k_panel = args.integer("k-panel", 0);
+  const long k_rounds = args.integer("k-rounds", -1);
   const long staging = args.integer("staging-threads", 0);
   if (streams < 0 || streams > 64) throw std::invalid_argument("--streams must be 0..64");
   if (panel < 0) throw std::invalid_argument("--panel must not be negative");
   if (k_panel < 0) throw std::invalid_argument("--k-panel must not be negative");
+  if (k_rounds < -1) throw std::invalid_argument("--k-rounds must be -1 or more");
   if (staging < 0 || staging > 1024) throw std::invalid_argument("--staging-threads must be 0..1024");
   options.streams = static_cast<int>(streams);
   options.panel = panel;
   options.k_panel = k_panel;
+  options.k_rounds = k_rounds;
   options.staging_threads = static_cast<int>(staging);
   return options;
 }
@@ -211,7 +215,8 @@ egpu::Options parse_pipeline_options(Args& args) {
 std::string describe_pipeline_options(const egpu::Options& options) {
   auto value = [](long long v) { return v == 0 ? std::string("auto") : std::to_string(v); };
   return "streams=" + value(options.streams) + " panel=" + value(options.panel) + " k_panel=" +
-         value(options.k_panel) + " staging_threads=" + value(options.staging_threads);
+         value(options.k_panel) + " k_rounds=" + (options.k_rounds < 0 ? std::string("auto") : std::to_string(options.k_rounds)) +
+         " staging_threads=" + value(options.staging_threads);
 }
 
 // ---- the run ------------------------------------------------------------

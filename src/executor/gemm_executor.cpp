@@ -118,8 +118,8 @@ planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue
   if (epilogue) problem.tile_leaves = epilogue->tile_leaves();
   double target = static_cast<double>(budget);
   for (int attempt = 0;; ++attempt) {
-    planner::PipelinePlan plan =
-        planner::plan_pipeline(problem, {static_cast<std::int64_t>(target), options.panel, options.k_panel});
+    planner::PipelinePlan plan = planner::plan_pipeline(
+        problem, {static_cast<std::int64_t>(target), options.panel, options.k_panel, options.k_rounds});
     const std::size_t bytes = allocated_bytes<T>(plan, epilogue);
     if (bytes <= budget) return plan;
     if (attempt == 8)

@@ -32,30 +32,41 @@ std::int64_t balanced(std::int64_t extent, std::int64_t target) {
   return size >= kGranule ? std::min(extent, round_up(size, kGranule)) : size;
 }
 
+// Products of 4 bytes or more per flop: real double.
+bool double_real(const GemmProblem& p) { return p.elem_size >= 4 * p.flops_per_element; }
+
 // Defaults. C tiles: products whose operands all go by DMA from page-locked
 // memory and that move 4 bytes or more per flop (double) take tiles of
-// about a quarter of the larger side (at least 512, at most 4096), so that
-// the last tiles, computed and brought down after the last bytes went up,
-// are a small part of the call. The others take half of it, at least 1024:
-// float and the complex scalars, whose kernels lose more rate on small
-// tiles, and staged (pageable) operands, each of whose pieces costs the
-// host a hand-over to the staging threads. From 16384 up, 8192. k pieces a
-// quarter of k or less, so the first kernel starts once a small part of A
-// and B has arrived. (Measured on an H200, host-resident products, quarter
-// against half tiles: pinned double 1024, 2048, 4096: 0.50-0.52 against
-// 0.60-0.65 ms, 1.63-1.85 against 1.77-1.88, 6.37-6.55 against 6.90-7.17;
-// pinned float 2048, 4096: 1.50-1.95 against 1.07-1.11, 4.4-4.8 against
-// 4.3-4.5; pageable double 4096: 11-13 against 9.8-10.1. At 16384^3 with
-// cuBLAS, 8192 x 8192 tiles and 4096-deep pieces ran closest to the floor.)
+// about a quarter of the larger side (at least 512), so that the last
+// tiles, computed and brought down after the last bytes went up, are a
+// small part of the call. The others take half of it, at least 1024: float
+// and the complex scalars, whose kernels lose more rate on small tiles, and
+// staged (pageable) operands, each of whose pieces costs the host a
+// hand-over to the staging threads. From 8192 up, double takes 4096 where
+// that still makes four tiles or more (the pieces' columns then go up in
+// runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
+// longer ones), the others from 16384 up 8192. k pieces a quarter of k or less, so the first kernel starts once a
+// small part of A and B has arrived; for double from 8192 up, 4096 deep.
+// (Measured on an H200, host-resident products, quarter against half
+// tiles: pinned double 1024, 2048, 4096: 0.50-0.52 against 0.60-0.65 ms,
+// 1.63-1.85 against 1.77-1.88, 6.37-6.55 against 6.90-7.17; pinned float
+// 2048, 4096: 1.50-1.95 against 1.07-1.11, 4.4-4.8 against 4.3-4.5;
+// pageable double 4096: 11-13 against 9.8-10.1. Double at 8192, 4096
+// tiles 4096 deep against 2048 tiles 2048 deep: pinned 29.8 against
+// 31.9-33.4 ms, pageable 32.7 against 34.7; at 16384, 4096 tiles against
+// 8192 tiles, both 4096 deep: pinned 177 against 189, pageable 179 against
+// 189. Float at 16384: 8192 tiles 188 ms, 4096 tiles 2048 deep 191.)
 std::int64_t default_panel(const GemmProblem& p) {
   const std::int64_t larger = std::max(p.m, p.n);
+  if (double_real(p) && larger >= 8192 && ceil_div(p.m, 4096) * ceil_div(p.n, 4096) >= 4) return 4096;
   if (larger >= 16384) return 8192;
-  if (!p.staged && p.elem_size >= 4 * p.flops_per_element)
+  if (!p.staged && double_real(p))
     return std::clamp<std::int64_t>(round_up(ceil_div(larger, 4), kGranule), kGranule * 4, kGranule * 32);
   return std::max<std::int64_t>(kGranule * 8, ceil_div(larger, 2));
 }
-std::int64_t default_k_panel(std::int64_t k) {
-  return std::clamp<std::int64_t>(ceil_div(k, 4), kGranule * 4, kGranule * 32);
+std::int64_t default_k_panel(const GemmProblem& p) {
+  if (double_real(p) && p.k >= 8192) return 4096;
+  return std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 4, kGranule * 32);
 }
 
 // Least-recently-used assignment of pieces to a fixed number of slots.
@@ -141,7 +152,7 @@ constexpr std::int64_t kMaxOocPiece = 4096;
 Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
   const std::int64_t budget = limits.device_budget_bytes / p.elem_size;
   std::int64_t target_mn = limits.panel > 0 ? limits.panel : default_panel(p);
-  std::int64_t target_k = limits.k_panel > 0 ? limits.k_panel : default_k_panel(p.k);
+  std::int64_t target_k = limits.k_panel > 0 ? limits.k_panel : default_k_panel(p);
   Sizes best{};
   std::int64_t best_score = -1;
   // Halve the tiles step by step. While they are not small, keep the size
@@ -187,7 +198,7 @@ Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
     };
     // Unless given, k pieces start deeper than in core: the first kernel's
     // start matters less than the bytes moved and the per-piece overheads.
-    const std::int64_t k_start = limits.k_panel > 0 ? limits.k_panel : std::max(default_k_panel(p.k), kMaxOocPiece);
+    const std::int64_t k_start = limits.k_panel > 0 ? limits.k_panel : std::max(default_k_panel(p), kMaxOocPiece);
     for (std::int64_t mb : halvings(p.m, p.m, kMinTile))
       for (std::int64_t nb : halvings(p.n, p.n, kMinTile))
         // Deeper pieces here: each k piece re-reads and re-writes its C
@@ -233,15 +244,48 @@ std::vector<std::pair<std::int64_t, std::int64_t>> tile_order(std::int64_t tm, s
   return order;
 }
 
-// The traversal: the tiles in tile_order, k innermost.
-std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s) {
+// Leading k pieces taken across all tiles in core (see build_ops). A
+// product of many flops per byte that goes up keeps the kernels busier
+// than the copies: then half of the pieces, so that every piece that goes
+// up in these rounds frees a multiply or more for the kernels at once,
+// after which the tiles are finished in turn and their downloads spread
+// over the second half of the call. A product of fewer flops per byte is
+// bound by its uploads: tile by tile (no rounds), so that tiles finish and
+// go down while the rest goes up. The line between them, 1024 flops per
+// byte, is about the GPU's rate over the link's (50-60 Tflop/s of double
+// over 50-55 GB/s on an H100 or H200). (Measured on an H200, double, in
+// rounds against tile by tile: 16384 pinned 177 against 184 ms; 8192
+// pinned 30.1 against 32.2, pageable 34.7 against 36.0; 4096 pinned (512
+// flops per byte) 6.75-6.97 against 6.42-6.52.)
+std::int64_t default_k_rounds(const GemmProblem& p, std::int64_t tiles_k) {
+  const double flops = double(p.flops_per_element) * double(p.m) * double(p.n) * double(p.k);
+  const double bytes = double(p.elem_size) * (double(p.m) * double(p.k) + double(p.k) * double(p.n));
+  return flops >= 1024 * bytes ? tiles_k / 2 : 0;
+}
+
+// The traversal. Out of core: the tiles in tile_order, k innermost, so
+// that the pieces in the slots are used while they are there. In core
+// (every piece stays): the first `rounds` k pieces (default_k_rounds when
+// negative) round by round over all tiles in tile_order, then each tile's
+// remaining pieces in turn. Tile by tile from the start, the first tile's
+// kernels would wait for all k pieces of its rows and columns.
+std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s, std::int64_t rounds) {
   const std::int64_t tm = ceil_div(p.m, s.mb), tn = ceil_div(p.n, s.nb), tk = ceil_div(p.k, s.kb);
   SlotCache a_cache(s.slots_a), b_cache(s.slots_b);
-  std::vector<Op> ops;
-  std::int32_t tile = 0;
   const bool in_core = s.slots_a == tm * tk && s.slots_b == tk * tn && s.slots_c == tm * tn;
-  for (const auto& ij : tile_order(tm, tn, in_core)) {
-    const std::int64_t ti = ij.first, tj = ij.second;
+  const std::vector<std::pair<std::int64_t, std::int64_t>> order = tile_order(tm, tn, in_core);
+  const std::int64_t across = in_core ? std::clamp<std::int64_t>(rounds < 0 ? default_k_rounds(p, tk) : rounds, 0, tk) : 0;
+  // The multiplies in issue order: (tile, k piece); tiles are numbered in
+  // tile_order, which is also the order in which they first appear.
+  std::vector<std::pair<std::int32_t, std::int64_t>> steps;
+  for (std::int64_t tp = 0; tp < across; ++tp)
+    for (std::size_t t = 0; t < order.size(); ++t) steps.emplace_back(static_cast<std::int32_t>(t), tp);
+  for (std::size_t t = 0; t < order.size(); ++t)
+    for (std::int64_t tp = across; tp < tk; ++tp) steps.emplace_back(static_cast<std::int32_t>(t), tp);
+
+  std::vector<Op> ops;
+  for (const auto& [tile, tp] : steps) {
+    const std::int64_t ti = order[static_cast<std::size_t>(tile)].first, tj = order[static_cast<std::size_t>(tile)].second;
     Op c;
     c.tile = tile;
     c.slot = static_cast<std::int32_t>(tile % s.slots_c);
@@ -249,52 +293,49 @@ std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s) {
     c.mi = std::min(s.mb, p.m - c.i0);
     c.j0 = tj * s.nb;
     c.nj = std::min(s.nb, p.n - c.j0);
-    if (p.reads_c) {
+    if (tp == 0 && p.reads_c) {
       Op up = c;
       up.kind = OpKind::upload_c;
       ops.push_back(up);
     }
+    Op mul = c;
+    mul.kind = OpKind::multiply;
+    mul.p0 = tp * s.kb;
+    mul.kp = std::min(s.kb, p.k - mul.p0);
+    mul.first_k = tp == 0;
+    mul.last_k = tp == tk - 1;
+    // The A piece (rows of the tile, this k) and the B piece (this k,
+    // columns of the tile) go up unless their cache holds them.
+    auto place = [&](SlotCache& cache, std::int64_t key, OpKind kind) {
+      const auto [slot, missing] = cache.place(key);
+      if (missing) {
+        Op up = mul;
+        up.kind = kind;
+        up.slot = slot;
+        up.tile = -1;
+        (kind == OpKind::upload_a ? up.nj : up.mi) = 0;
+        (kind == OpKind::upload_a ? up.j0 : up.i0) = 0;
+        ops.push_back(up);
+      }
+      return slot;
+    };
+    mul.a_slot = place(a_cache, ti * tk + tp, OpKind::upload_a);
+    mul.b_slot = place(b_cache, tp * tn + tj, OpKind::upload_b);
     // The epilogue's leaves go up after the tile's last A and B pieces,
     // so that they do not hold back its first multiply.
-    auto upload_tile_leaves = [&] {
+    if (mul.last_k)
       for (std::size_t l = 0; l < p.tile_leaves.size(); ++l) {
         Op up = c;
         up.kind = OpKind::upload_leaf;
         up.leaf = static_cast<std::int32_t>(l);
         ops.push_back(up);
       }
-    };
-    for (std::int64_t tp = 0; tp < tk; ++tp) {
-      Op mul = c;
-      mul.kind = OpKind::multiply;
-      mul.p0 = tp * s.kb;
-      mul.kp = std::min(s.kb, p.k - mul.p0);
-      mul.first_k = tp == 0;
-      mul.last_k = tp == tk - 1;
-      // The A piece (rows of the tile, this k) and the B piece (this k,
-      // columns of the tile) go up unless their cache holds them.
-      auto place = [&](SlotCache& cache, std::int64_t key, OpKind kind) {
-        const auto [slot, missing] = cache.place(key);
-        if (missing) {
-          Op up = mul;
-          up.kind = kind;
-          up.slot = slot;
-          up.tile = -1;
-          (kind == OpKind::upload_a ? up.nj : up.mi) = 0;
-          (kind == OpKind::upload_a ? up.j0 : up.i0) = 0;
-          ops.push_back(up);
-        }
-        return slot;
-      };
-      mul.a_slot = place(a_cache, ti * tk + tp, OpKind::upload_a);
-      mul.b_slot = place(b_cache, tp * tn + tj, OpKind::upload_b);
-      if (mul.last_k) upload_tile_leaves();
-      ops.push_back(mul);
+    ops.push_back(mul);
+    if (mul.last_k) {
+      Op down = c;
+      down.kind = OpKind::download_c;
+      ops.push_back(down);
     }
-    Op down = c;
-    down.kind = OpKind::download_c;
-    ops.push_back(down);
-    ++tile;
   }
   return ops;
 }
@@ -324,7 +365,7 @@ PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& lim
   plan.slots_b = s.slots_b;
   plan.slots_c = s.slots_c;
   plan.device_bytes = slot_elements(problem, s) * problem.elem_size;
-  plan.ops = build_ops(problem, s);
+  plan.ops = build_ops(problem, s, limits.k_rounds);
   for (const Op& op : plan.ops) {
     const std::int64_t e = problem.elem_size;
     switch (op.kind) {

@@ -49,6 +49,9 @@ struct PipelineLimits {
   std::int64_t device_budget_bytes = 0;
   std::int64_t panel = 0;    // edge of the C tiles; 0 chooses
   std::int64_t k_panel = 0;  // depth of the k pieces; 0 chooses
+  // In core: how many leading k pieces are taken across all C tiles (round
+  // by round) before each tile is finished in turn; -1 chooses.
+  std::int64_t k_rounds = -1;
 };
 
 // upload_leaf and evaluate belong to coefficient-wise plans: a piece of one

@@ -90,7 +90,8 @@ i64 random_dim() {
 std::string describe(const GemmProblem& p, const PipelineLimits& l) {
   std::ostringstream s;
   s << "m=" << p.m << " n=" << p.n << " k=" << p.k << " elem=" << p.elem_size << " reads_c=" << p.reads_c
-    << " budget=" << l.device_budget_bytes << " panel=" << l.panel << " k_panel=" << l.k_panel;
+    << " budget=" << l.device_budget_bytes << " panel=" << l.panel << " k_panel=" << l.k_panel
+    << " k_rounds=" << l.k_rounds;
   for (const LeafTraffic& t : p.tile_leaves)
     s << " leaf(" << t.elem_size << (t.varies_down_rows ? " rows" : "") << (t.varies_across_cols ? " cols" : "") << ")";
   return s.str();
@@ -457,6 +458,7 @@ BOOST_AUTO_TEST_CASE(random_problems_and_budgets) {
           2e4)
         lim.panel = lim.k_panel = 0;
     }
+    if (uniform(0, 3) == 0) lim.k_rounds = uniform(0, 5);
     PipelinePlan plan;
     try {
       plan = plan_pipeline(p, lim);
@@ -570,11 +572,11 @@ BOOST_AUTO_TEST_CASE(large_products_start_early) {
 }
 
 // In core, the tiles come in growing squares: max(row, column) of the
-// tiles never decreases in plan order, so the work that can start grows
-// with the bytes that have gone up. C is cut so that the last tile
-// (computed and brought down after the last upload) is a quarter of C or
-// less for double (4 bytes or more per flop) from page-locked memory from
-// 1024 up, a half or less otherwise from 2048 up.
+// tiles never decreases in the order of their first multiplies, so the
+// work that can start grows with the bytes that have gone up. C is cut so
+// that the last tile (computed and brought down after the last upload) is
+// a quarter of C or less for double (4 bytes or more per flop) from
+// page-locked memory from 1024 up, a half or less otherwise from 2048 up.
 BOOST_AUTO_TEST_CASE(in_core_tiles_grow_in_squares) {
   for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
            {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {3001, 1500, 777},
@@ -596,13 +598,104 @@ BOOST_AUTO_TEST_CASE(in_core_tiles_grow_in_squares) {
           BOOST_TEST(tiles >= 2, describe(p, lim) << describe_plan(plan) << ": one tile");
         i64 shell = 0;
         for (const Op& op : plan.ops) {
-          if (op.kind != OpKind::multiply) continue;
+          if (op.kind != OpKind::multiply || !op.first_k) continue;
           const i64 s = std::max(op.i0 / plan.mb, op.j0 / plan.nb);
           BOOST_TEST(s >= shell, describe(p, lim) << describe_plan(plan) << ": tile at " << op.i0 << ", " << op.j0
                                                   << " after a tile of square " << shell);
           shell = std::max(shell, s);
         }
       }
+    }
+  }
+}
+
+// The multiplies of an in-core plan with k_rounds = r: the first r k
+// pieces round by round over every tile (in the order of the tiles' first
+// multiplies), then each tile's remaining pieces in turn; r from 0 to past
+// the number of pieces, and the default (-1). Out of core the rounds do
+// not apply: each tile's pieces come one after another.
+BOOST_AUTO_TEST_CASE(k_rounds_then_tiles) {
+  int in_core = 0, out_of_core = 0;
+  for (int t = 0; t < 300; ++t) {
+    const GemmProblem p = random_problem();
+    PipelineLimits lim;
+    const i64 whole = (p.m * p.k + p.k * p.n + model_c_slot_elements(p, p.m, p.n)) * p.elem_size;
+    lim.device_budget_bytes = uniform(0, 1) ? 2 * whole : std::max(whole / uniform(2, 8), feasible_floor(p, 1e4));
+    lim.panel = uniform(0, 1) ? 0 : uniform(1, 4) * 128;
+    lim.k_panel = uniform(0, 1) ? 0 : uniform(1, 4) * 64;
+    lim.k_rounds = uniform(-1, 6);
+    const PipelinePlan plan = plan_pipeline(p, lim);
+    if (!check_plan(p, lim, plan)) return;
+    const i64 tk = plan.tiles_k();
+    // (tile, k piece) of each multiply in plan order.
+    std::vector<std::pair<i64, i64>> seen;
+    for (const Op& op : plan.ops)
+      if (op.kind == OpKind::multiply) seen.emplace_back(op.tile, op.p0 / plan.kb);
+    const i64 tiles = plan.tiles_m() * plan.tiles_n();
+    const bool all_resident = plan.slots_a == plan.tiles_m() * tk && plan.slots_b == tk * plan.tiles_n() &&
+                              plan.slots_c == tiles;
+    i64 rounds = 0;
+    if (all_resident) {
+      ++in_core;
+      if (lim.k_rounds >= 0) {
+        rounds = std::min(lim.k_rounds, tk);
+      } else {
+        // The default: half of the pieces when the product does 1024 flops
+        // or more per byte of A and B, else none.
+        const double flops = double(p.flops_per_element) * double(p.m) * double(p.n) * double(p.k);
+        const double bytes = double(p.elem_size) * (double(p.m) * double(p.k) + double(p.k) * double(p.n));
+        rounds = flops >= 1024 * bytes ? tk / 2 : 0;
+      }
+    } else {
+      ++out_of_core;
+    }
+    std::vector<std::pair<i64, i64>> expected;
+    for (i64 r = 0; r < rounds; ++r)
+      for (i64 tile = 0; tile < tiles; ++tile) expected.emplace_back(tile, r);
+    for (i64 tile = 0; tile < tiles; ++tile)
+      for (i64 r = rounds; r < tk; ++r) expected.emplace_back(tile, r);
+    BOOST_TEST((seen == expected), describe(p, lim) << " k_rounds=" << lim.k_rounds << describe_plan(plan)
+                                                    << ": multiplies not in " << rounds << " rounds then tile by tile");
+  }
+  BOOST_TEST(in_core > 50);
+  BOOST_TEST(out_of_core > 50);
+}
+
+// In the rounds, every piece that goes up after the first two frees a
+// multiply or more: the multiplies whose A and B pieces are all up are at
+// least the uploads less one, at each upload of the rounds. (Tile by tile,
+// the first tile's multiplies would need two pieces each.) Large products
+// in core at their default sizes and rounds.
+BOOST_AUTO_TEST_CASE(rounds_free_a_multiply_per_upload) {
+  for (const auto& [n, elem, flops] : std::vector<std::tuple<i64, i64, i64>>{
+           {16384, 8, 2}, {16384, 4, 2}, {8192, 8, 2}, {8192, 4, 2}, {4096, 4, 2}, {8192, 16, 8}, {20000, 8, 2}}) {
+    for (bool staged : {false, true}) {
+      GemmProblem p = problem(n, n, n, elem);
+      p.flops_per_element = flops;
+      p.staged = staged;
+      PipelineLimits lim;
+      lim.device_budget_bytes = i64(80) << 30;
+      const PipelinePlan plan = plan_pipeline(p, lim);
+      if (!check_plan(p, lim, plan)) return;
+      BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan));
+      const i64 tiles = plan.tiles_m() * plan.tiles_n(), rounds = plan.tiles_k() / 2;
+      BOOST_TEST(rounds >= 1, describe(p, lim) << describe_plan(plan) << ": no rounds");
+      std::set<std::pair<i64, i64>> a_up, b_up;  // (row or column of tiles, k piece)
+      i64 uploads = 0, ready = 0, multiplies = 0;
+      for (const Op& op : plan.ops) {
+        if (op.kind == OpKind::upload_a) a_up.insert({op.i0 / plan.mb, op.p0 / plan.kb});
+        if (op.kind == OpKind::upload_b) b_up.insert({op.j0 / plan.nb, op.p0 / plan.kb});
+        if (op.kind == OpKind::multiply) ++multiplies;
+        if (op.kind != OpKind::upload_a && op.kind != OpKind::upload_b) continue;
+        if (multiplies >= rounds * tiles) break;  // past the rounds
+        ++uploads;
+        ready = 0;
+        for (const auto& [i, pa] : a_up)
+          for (const auto& [j, pb] : b_up) ready += pa == pb ? 1 : 0;
+        BOOST_TEST(ready >= uploads - 1, describe(p, lim) << describe_plan(plan) << ": after " << uploads
+                                                          << " uploads only " << ready << " multiplies can run");
+      }
+      BOOST_TEST(uploads >= 2 * plan.tiles_k() / 2, describe(p, lim) << describe_plan(plan));
     }
   }
 }

@@ -3,7 +3,8 @@
 // data, the norm-relative bound of test_support.hpp, outputs of `=`
 // poisoned with NaN):
 //  - in core and out of core (device_memory_limit at ~1/4 and ~1/10 of the
-//    working set; small panel / k_panel for many C tiles and k pieces),
+//    working set; small panel / k_panel for many C tiles and k pieces; in
+//    core with k pieces in rounds over the tiles, Options::k_rounds),
 //    rectangular and odd shapes, sizes 1; all four scalars, both backends;
 //    `=`, `noalias() =`, `+=`, `-=`; row-major and strided Block
 //    destinations; transposed / adjoint operands and a scalar factor;
@@ -66,15 +67,18 @@ struct Config {
   double limit_fraction = 0;  // device_memory_limit as a fraction of the working set; 0: none (in core)
   std::int64_t panel = 0, k_panel = 0;
   int streams = 0, staging_threads = 0;
+  std::int64_t k_rounds = -1;
 };
 
 // In core; through 1/4 of the working set; through 1/10 with small tiles
-// (many C tiles and k pieces).
+// (many C tiles and k pieces); in core with small tiles whose first two k
+// pieces go round all tiles before each tile is finished.
 std::vector<Config> tilings() {
   return {{"in core", 0, 0, 0},
           {"limit 1/4", 0.25, 0, 0},
           {"limit 1/10 panel 256 k_panel 128", 0.1, 256, 128},
-          {"limit 1/4 panel 128 k_panel 64, 2 streams, 1 staging thread", 0.25, 128, 64, 2, 1}};
+          {"limit 1/4 panel 128 k_panel 64, 2 streams, 1 staging thread", 0.25, 128, 64, 2, 1},
+          {"in core panel 128 k_panel 64, 2 k rounds", 0, 128, 64, 0, 0, 2}};
 }
 
 // A product's data: A (m x k), B (k x n), their adjoint / transpose copies
@@ -108,6 +112,7 @@ template <class S> struct Problem {
     o.k_panel = c.k_panel;
     o.streams = c.streams;
     o.staging_threads = c.staging_threads;
+    o.k_rounds = c.k_rounds;
     return o;
   }
   std::string text() const {
@@ -260,7 +265,7 @@ using Scalars = boost::mpl::list<float, double, std::complex<float>, std::comple
 template <class S> void pinned_against_pageable(Index m, Index n, Index k) {
   Problem<S> p(m, n, k);
   const Config in_core_given{"in core panel 512", 0, 512, 0};
-  for (const Config& config : {tilings()[0], in_core_given, tilings()[2]}) {
+  for (const Config& config : {tilings()[0], in_core_given, tilings()[2], tilings()[4]}) {
     for (egpu::Backend backend : kBackends) {
       const egpu::Options opt = p.options(config, backend);
       const std::string base = p.text() + " " + backend_name(backend) + " " + config.name;
@@ -595,7 +600,7 @@ template <class S> void fused_shapes(std::vector<std::array<Index, 3>> shapes) {
   for (const auto& [m, n, k] : shapes) {
     const Problem<S> p(m, n, k);
     const Fused<S> x(p);
-    for (const Config& config : {tilings()[0], tilings()[1], tilings()[2]}) {
+    for (const Config& config : {tilings()[0], tilings()[1], tilings()[2], tilings()[4]}) {
       const egpu::Backend backend = kBackends[turn % 2];
       const std::string what = p.text() + " " + backend_name(backend) + " " + config.name;
       const double worst = fused_expressions(x, p.options(config, backend), what);
