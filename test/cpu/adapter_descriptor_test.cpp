@@ -430,8 +430,9 @@ BOOST_AUTO_TEST_CASE(every_aliasing_judgement_shares_one_rule) {
   using egpu::detail::byte_range;
   using egpu::detail::object_byte_range;
   auto same_range = [](const auto& o) {
-    const auto a = object_byte_range(o), b = byte_range(describe(o), sizeof(typename std::decay_t<decltype(o)>::Scalar));
-    return a.first == b.first && a.last == b.last;
+    const auto cheap = object_byte_range(o),
+               exact = byte_range(describe(o), sizeof(typename std::decay_t<decltype(o)>::Scalar));
+    return cheap.first == exact.first && cheap.last == exact.last;
   };
   Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> r = Eigen::MatrixXf::Random(9, 13);
   BOOST_TEST(same_range(x));
