@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "executor/host_copy.hpp"
 #include "gpu_util.hpp"
 #include "kernels/gemm/gemm_args.hpp"
 
@@ -54,27 +55,45 @@ cublasStatus_t xt_gemm(cublasXtHandle_t h, std::size_t n, const std::complex<dou
                        reinterpret_cast<cuDoubleComplex*>(c), n);
 }
 
-// Seconds of one copy of `bytes` from src to dst by `threads` threads, each
-// a contiguous share (cut at 4 KiB so no two threads write one page). The
-// clock starts once every thread is running: thread creation is not the
-// copy's cost.
-double parallel_copy_seconds(unsigned char* dst, const unsigned char* src, std::size_t bytes, int threads) {
-  const std::size_t pages = (bytes + 4095) / 4096;
-  auto cut = [&](int t) {
-    return std::min(bytes, pages * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads) * 4096);
+// One copy for parallel_copy_seconds: `bytes` from src to dst by `threads`
+// threads.
+struct CopyJob {
+  unsigned char* dst;
+  const unsigned char* src;
+  std::size_t bytes;
+  int threads;
+  bool streaming = false;  // egpu's staging copy (non-temporal stores) instead of memcpy
+};
+
+// Seconds until every job's copy is done, the jobs running at once, each
+// thread copying a contiguous share of its job (cut at 4 KiB so no two
+// threads write one page). The clock starts once every thread is running:
+// thread creation is not the copy's cost.
+double parallel_copy_seconds(const std::vector<CopyJob>& jobs) {
+  int threads = 0;
+  for (const CopyJob& job : jobs) threads += job.threads;
+  auto cut = [](const CopyJob& job, int t) {
+    const std::size_t pages = (job.bytes + 4095) / 4096;
+    return std::min(job.bytes, pages * static_cast<std::size_t>(t) / static_cast<std::size_t>(job.threads) * 4096);
   };
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> workers;
   workers.reserve(static_cast<std::size_t>(threads));
   try {
-    for (int t = 0; t < threads; ++t)
-      workers.emplace_back([&, t] {
-        const std::size_t begin = cut(t), end = cut(t + 1);
-        ready.fetch_add(1, std::memory_order_acq_rel);
-        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-        std::memcpy(dst + begin, src + begin, end - begin);
-      });
+    for (const CopyJob& job : jobs)
+      for (int t = 0; t < job.threads; ++t)
+        workers.emplace_back([&, t] {
+          const std::size_t begin = cut(job, t), end = cut(job, t + 1);
+          ready.fetch_add(1, std::memory_order_acq_rel);
+          while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+          if (job.streaming) {
+            egpu::executor::stream_copy(job.dst + begin, job.src + begin, end - begin);
+            egpu::executor::fence_stream_copies();
+          } else {
+            std::memcpy(job.dst + begin, job.src + begin, end - begin);
+          }
+        });
   } catch (...) {
     go.store(true, std::memory_order_release);  // the started ones finish and can be joined
     for (std::thread& w : workers) w.join();
@@ -113,6 +132,25 @@ Bandwidth measure_bandwidth(std::size_t bytes, int repeats) {
   }));
   bw.h2d = static_cast<double>(bytes) / h2d;
   bw.d2h = static_cast<double>(bytes) / d2h;
+  // Both at once: `bytes` up on one stream while as many go down on another
+  // (from and into a second pinned buffer), timed on the host.
+  {
+    Stream down;
+    PinnedMemory host2(bytes);
+    DeviceMemory device2(bytes, stream.s);
+    std::fill_n(static_cast<unsigned char*>(host2.p), bytes, static_cast<unsigned char>(1));
+    check(cudaStreamSynchronize(stream.s), "allocation");
+    std::vector<double> seconds;
+    for (int i = 0; i <= std::max(1, repeats); ++i) {
+      const double start = now_seconds();
+      check(cudaMemcpyAsync(device.p, host.p, bytes, cudaMemcpyHostToDevice, stream.s), "cudaMemcpyAsync H2D");
+      check(cudaMemcpyAsync(host2.p, device2.p, bytes, cudaMemcpyDeviceToHost, down.s), "cudaMemcpyAsync D2H");
+      check(cudaStreamSynchronize(stream.s), "H2D");
+      check(cudaStreamSynchronize(down.s), "D2H");
+      if (i > 0) seconds.push_back(now_seconds() - start);  // the first is a warm-up
+    }
+    bw.both = 2 * static_cast<double>(bytes) / median(seconds);
+  }
   return bw;
 }
 
@@ -120,22 +158,38 @@ HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats) {
   if (bytes == 0) throw std::invalid_argument("measure_host_copy: no bytes");
   threads = std::max(1, threads);
   use_device();
-  PinnedMemory pinned(bytes);
-  const std::unique_ptr<unsigned char[]> pageable(new unsigned char[bytes]);
+  // Two of each, for the copies both ways at once.
+  PinnedMemory pinned(bytes), pinned2(bytes);
+  const std::unique_ptr<unsigned char[]> pageable(new unsigned char[bytes]), pageable2(new unsigned char[bytes]);
+  unsigned char* const pin = static_cast<unsigned char*>(pinned.p);
+  unsigned char* const pin2 = static_cast<unsigned char*>(pinned2.p);
   // Every page written before the clock runs (a user's array is written
   // before it is used), the pageable ones by the threads that will copy them.
-  std::memset(pinned.p, 1, bytes);
-  parallel_copy_seconds(pageable.get(), static_cast<const unsigned char*>(pinned.p), bytes, threads);
-  auto rate = [&](unsigned char* dst, const unsigned char* src) {
-    parallel_copy_seconds(dst, src, bytes, threads);  // warm-up
-    std::vector<double> seconds;
-    for (int i = 0; i < std::max(1, repeats); ++i) seconds.push_back(parallel_copy_seconds(dst, src, bytes, threads));
-    return static_cast<double>(bytes) / median(seconds);
+  std::memset(pin, 1, bytes);
+  std::memset(pin2, 1, bytes);
+  parallel_copy_seconds({{pageable.get(), pin, bytes, threads}});
+  parallel_copy_seconds({{pageable2.get(), pin2, bytes, threads}});
+  // The faster of memcpy and egpu's own staging copy, each timed alone.
+  auto seconds = [&](std::vector<CopyJob> jobs) {
+    double best = 0;
+    for (bool streaming : {false, true}) {
+      for (CopyJob& job : jobs) job.streaming = streaming;
+      parallel_copy_seconds(jobs);  // warm-up
+      std::vector<double> s;
+      for (int i = 0; i < std::max(1, repeats); ++i) s.push_back(parallel_copy_seconds(jobs));
+      best = best > 0 ? std::min(best, median(s)) : median(s);
+    }
+    return best;
   };
   HostCopyRate r;
   r.threads = threads;
-  r.pack = rate(static_cast<unsigned char*>(pinned.p), pageable.get());
-  r.unpack = rate(pageable.get(), static_cast<const unsigned char*>(pinned.p));
+  r.pack = static_cast<double>(bytes) / seconds({{pin, pageable.get(), bytes, threads}});
+  r.unpack = static_cast<double>(bytes) / seconds({{pageable.get(), pin, bytes, threads}});
+  // Half the threads pack while the others unpack (one thread each when
+  // there is one).
+  const int half = std::max(1, threads / 2), rest = std::max(1, threads - half);
+  r.both = 2 * static_cast<double>(bytes) /
+           seconds({{pin, pageable.get(), bytes, half}, {pageable2.get(), pin2, bytes, rest}});
   return r;
 }
 

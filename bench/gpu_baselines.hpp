@@ -26,20 +26,25 @@ int device_index();
 
 // Pinned host <-> device copy bandwidth in bytes per second: cudaMemcpyAsync
 // of `bytes` each way, timed with events, median of `repeats` after one
-// warm-up. Both directions measured separately (not overlapped).
+// warm-up. Both directions measured separately; both = the bytes of the
+// two directions at once (`bytes` each way on two streams) over the time,
+// timed on the host.
 struct Bandwidth {
-  double h2d = 0, d2h = 0;
+  double h2d = 0, d2h = 0, both = 0;
 };
 Bandwidth measure_bandwidth(std::size_t bytes, int repeats);
 
 // The host's own copy rate between pageable and pinned memory in bytes per
 // second: what staging threads do for pageable operands. `threads` threads
-// each std::memcpy a contiguous share of `bytes`, timed from the moment all
+// each copy a contiguous share of `bytes` (the faster of std::memcpy and
+// egpu's staging copy, which stores past the caches), timed from the moment all
 // of them are running to the end of the last (thread start-up left out),
 // median of `repeats` after one warm-up. pack = pageable -> pinned,
-// unpack = pinned -> pageable, measured separately.
+// unpack = pinned -> pageable, measured separately; both = the bytes of
+// both directions at once (half the threads pack `bytes`, the others unpack
+// as many) over the time.
 struct HostCopyRate {
-  double pack = 0, unpack = 0;
+  double pack = 0, unpack = 0, both = 0;
   int threads = 0;
 };
 HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats);

@@ -11,13 +11,17 @@
 // The floor of a backend at a size, measured in the same run: pinned copy
 // bandwidth each way (once per run) and that backend's device-resident GEMM
 // time (own: egpu::kernels::gemm_tiled; cuBLAS: cublas<t>gemm, default
-// math); floor = max(GEMM time, (A + B) / H2D, C / D2H). For pageable
-// operands the floor also counts the host's parallel copy rate between
-// pageable and pinned memory (gpu::measure_host_copy, all cores, once per
-// run): (A + B) / pack rate and C / unpack rate, which overlap the DMA in
-// a pipeline, so floor = max(GEMM, (A + B) / min(H2D, pack), C / min(D2H,
-// unpack)). "x floor" is a system's time over its backend's floor
-// (cuBLASXt against cuBLAS's).
+// math); floor = max(GEMM time, (A + B) / H2D, C / D2H, (A + B + C) /
+// both), where both is the rate of the two directions at once (measured
+// too: where it falls short of H2D + D2H, uploads and downloads share a
+// capacity and every byte counts against it). For pageable operands the
+// floor also counts the host's parallel copy rate between pageable and
+// pinned memory (gpu::measure_host_copy, all cores, once per run): (A + B)
+// / pack rate, C / unpack rate and (A + B + C) / the rate of packing and
+// unpacking at once, which overlap the DMA in a pipeline, so floor =
+// max(GEMM, (A + B) / min(H2D, pack), C / min(D2H, unpack), (A + B + C) /
+// min(both, host both)). "x floor" is a system's time over its backend's
+// floor (cuBLASXt against cuBLAS's).
 //
 // Each result is checked against CPU Eigen's (relative Frobenius error), or
 // against egpu-cublas's where CPU Eigen is skipped (--cpu-max).
@@ -146,18 +150,26 @@ struct Measurement {
 };
 
 // The floor of one backend at one size. h2d uploads A and B; a product that
-// reads C (the update form) uploads C as well (h2d_c more).
+// reads C (the update form) uploads C as well (h2d_c more). Where the two
+// directions share a capacity (the measured rate of both at once is below
+// the sum of the two), every byte up and down also passes through it:
+// shared = (A + B (+ C) + C) / that rate.
 // pageable: the copies are the slower of the DMA and the host's copy
-// through pinned memory.
+// through pinned memory, alone and both ways at once.
 struct Floor {
   std::string backend;  // "own", "cublas"
   bool pageable = false;
   double gemm = 0, h2d = 0, d2h = 0, h2d_c = 0;
+  double matrix_bytes = 0, both_rate = 0;  // one matrix; bytes/s both ways at once (0: not measured)
   std::string error;
   double up(bool reads_c) const { return h2d + (reads_c ? h2d_c : 0.0); }
-  double seconds(bool reads_c = false) const { return std::max(gemm, std::max(up(reads_c), d2h)); }
+  double shared(bool reads_c) const { return both_rate > 0 ? (reads_c ? 4 : 3) * matrix_bytes / both_rate : 0.0; }
+  double seconds(bool reads_c = false) const {
+    return std::max({gemm, up(reads_c), d2h, shared(reads_c)});
+  }
   std::string bound(bool reads_c = false) const {
-    return gemm >= up(reads_c) && gemm >= d2h ? "compute" : up(reads_c) >= d2h ? "H2D" : "D2H";
+    const double s = seconds(reads_c);
+    return gemm >= s ? "compute" : up(reads_c) >= s ? "H2D" : d2h >= s ? "D2H" : "both ways";
   }
   // The same floor for operands in pageable memory.
   Floor for_pageable(const gpu::HostCopyRate& host, double bytes) const {
@@ -168,6 +180,7 @@ struct Floor {
       f.h2d_c = std::max(h2d_c, bytes / host.pack);
       f.d2h = std::max(d2h, bytes / host.unpack);
     }
+    if (host.both > 0) f.both_rate = both_rate > 0 ? std::min(both_rate, host.both) : host.both;
     return f;
   }
   bool ok() const { return error.empty() && gemm > 0 && h2d > 0 && d2h > 0; }
@@ -349,6 +362,8 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
         f.h2d = 2 * bytes / settings.bandwidth.h2d;  // A and B up; C is not read (beta = 0)
         f.d2h = bytes / settings.bandwidth.d2h;      // C down
         f.h2d_c = bytes / settings.bandwidth.h2d;    // C up, where the form reads it
+        f.matrix_bytes = bytes;
+        f.both_rate = settings.bandwidth.both;
       } else if (f.error.empty()) {
         f.error = "no bandwidth measurement";
       }
@@ -611,8 +626,9 @@ int run_product(int argc, char** argv) {
   } else {
     try {
       settings.bandwidth = gpu::measure_bandwidth(static_cast<std::size_t>(settings.bw_mib) << 20, 5);
-      std::printf("pinned copy bandwidth (%ld MiB, median of 5): H2D %.1f GB/s, D2H %.1f GB/s\n", settings.bw_mib,
-                  settings.bandwidth.h2d / 1e9, settings.bandwidth.d2h / 1e9);
+      std::printf("pinned copy bandwidth (%ld MiB, median of 5): H2D %.1f GB/s, D2H %.1f GB/s, both at once %.1f GB/s\n",
+                  settings.bw_mib, settings.bandwidth.h2d / 1e9, settings.bandwidth.d2h / 1e9,
+                  settings.bandwidth.both / 1e9);
     } catch (const std::exception& e) {
       settings.bandwidth = gpu::Bandwidth{};
       std::printf("pinned copy bandwidth: FAILED (%s); no floors\n", e.what());
@@ -624,8 +640,10 @@ int run_product(int argc, char** argv) {
                                 ? settings.pipeline.staging_threads
                                 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         settings.host_copy = gpu::measure_host_copy(std::size_t(256) << 20, staging, 5);
-        std::printf("host copy pageable <-> pinned (256 MiB, %d threads, median of 5): pack %.1f GB/s, unpack %.1f GB/s\n",
-                    settings.host_copy.threads, settings.host_copy.pack / 1e9, settings.host_copy.unpack / 1e9);
+        std::printf("host copy pageable <-> pinned (256 MiB, %d threads, median of 5): pack %.1f GB/s, unpack %.1f GB/s, "
+                    "both at once %.1f GB/s\n",
+                    settings.host_copy.threads, settings.host_copy.pack / 1e9, settings.host_copy.unpack / 1e9,
+                    settings.host_copy.both / 1e9);
       } catch (const std::exception& e) {
         settings.host_copy = gpu::HostCopyRate{};
         std::printf("host copy rate: FAILED (%s); pageable floors count the DMA only\n", e.what());
@@ -642,7 +660,8 @@ int run_product(int argc, char** argv) {
 
   Table table({"N", "scalar", "memory", "system", "seconds", "TFLOP/s", "x floor", "vs cuBLASXt", "vs CPU",
                "rel.error", "runs", "note"});
-  Table floor_table({"N", "scalar", "backend", "device GEMM s", "GEMM TFLOP/s", "H2D s", "D2H s", "floor s", "bound"});
+  Table floor_table(
+      {"N", "scalar", "backend", "device GEMM s", "GEMM TFLOP/s", "H2D s", "D2H s", "both ways s", "floor s", "bound"});
   // --forms: per N, scalar, memory mode and egpu system, each form's median
   // and its ratio to plain's, and each form's error on the CPU sample.
   std::vector<std::string> forms_headers = {"N", "scalar", "memory", "system", "plain s"};
@@ -664,7 +683,7 @@ int run_product(int argc, char** argv) {
         floor_table.add({std::to_string(n), scalar, f.backend + (f.pageable ? " (pageable)" : ""), f.gemm > 0 ? format("%.4g", f.gemm) : "-",
                          f.gemm > 0 ? format("%.2f", flops / f.gemm / 1e12) : "-",
                          f.h2d > 0 ? format("%.4g", f.h2d) : "-", f.d2h > 0 ? format("%.4g", f.d2h) : "-",
-                         f.ok() ? format("%.4g", f.seconds()) : "-", f.ok() ? f.bound() : "FAILED: " + f.error});
+                         f.shared(false) > 0 ? format("%.4g", f.shared(false)) : "-", f.ok() ? format("%.4g", f.seconds()) : "-", f.ok() ? f.bound() : "FAILED: " + f.error});
       for (const Measurement& m : result.rows) {
         const bool timed = m.runs > 0;
         double cpu_seconds = 0, xt_seconds = 0;
@@ -745,8 +764,8 @@ int run_product(int argc, char** argv) {
   table.print(stdout);
   if (settings.gpu) {
     std::printf("\nfloors (device GEMM: own = egpu::kernels::gemm_tiled, cublas = cublas<t>gemm default math; "
-                "H2D = (A + B) / pinned H2D rate, D2H = C / pinned D2H rate; pageable: each the slower of that and the host's\n"
-                "copy through pinned memory)\n");
+                "H2D = (A + B) / pinned H2D rate, D2H = C / pinned D2H rate, both ways = (A + B + C) / the rate of both\n"
+                "directions at once; pageable: each the slower of that and the host's copy through pinned memory)\n");
     floor_table.print(stdout);
   }
   if (settings.gpu && settings.extra_forms()) {
