@@ -20,10 +20,11 @@
 //
 // Floors, from rates measured at the start of the same run:
 //   H2D, D2H   pinned cudaMemcpyAsync each way (gpu::measure_bandwidth)
-//   pack       host memcpy pageable -> pinned with the staging threads
-//   unpack     host memcpy pinned -> pageable with the staging threads
-//              (gpu::measure_host_copy; --staging-threads, else every
-//              hardware thread, as egpu::Options::staging_threads = 0)
+//   pack       host copy pageable -> pinned with the staging threads
+//   unpack     host copy pinned -> pageable with the staging threads
+//              (gpu::measure_host_copy: memcpy or egpu's staging copy,
+//              the fastest run; --staging-threads, else every hardware
+//              thread, as egpu::Options::staging_threads = 0)
 // With up = the bytes of the operands read (a and b, or a, b and c) and
 // down = the bytes of out:
 //   pinned floor   = max(up / H2D, down / D2H)
@@ -317,7 +318,7 @@ int run_elementwise_host(int argc, char** argv) {
     rates.pack = host.pack;
     rates.unpack = host.unpack;
     rates.staging_threads = host.threads;
-    std::printf("host copy (%ld MiB, %d threads, median of 5): pageable->pinned %.1f GB/s, "
+    std::printf("host copy (%ld MiB, %d threads, fastest of 5): pageable->pinned %.1f GB/s, "
                 "pinned->pageable %.1f GB/s\n",
                 s.bw_mib, host.threads, rates.pack / 1e9, rates.unpack / 1e9);
   } catch (const std::exception& e) {

@@ -36,10 +36,10 @@ Bandwidth measure_bandwidth(std::size_t bytes, int repeats);
 
 // The host's own copy rate between pageable and pinned memory in bytes per
 // second: what staging threads do for pageable operands. `threads` threads
-// each copy a contiguous share of `bytes` (the faster of std::memcpy and
-// egpu's staging copy, which stores past the caches), timed from the moment all
-// of them are running to the end of the last (thread start-up left out),
-// median of `repeats` after one warm-up. pack = pageable -> pinned,
+// each copy a contiguous share of `bytes` (std::memcpy, and egpu's staging
+// copy, which stores past the caches), timed from the moment all of them
+// are running to the end of the last (thread start-up left out); the
+// fastest of `repeats` runs of either, after one warm-up. pack = pageable -> pinned,
 // unpack = pinned -> pageable, measured separately; both = the bytes of
 // both directions at once (half the threads pack `bytes`, the others unpack
 // as many) over the time.

@@ -640,7 +640,7 @@ int run_product(int argc, char** argv) {
                                 ? settings.pipeline.staging_threads
                                 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
         settings.host_copy = gpu::measure_host_copy(std::size_t(256) << 20, staging, 5);
-        std::printf("host copy pageable <-> pinned (256 MiB, %d threads, median of 5): pack %.1f GB/s, unpack %.1f GB/s, "
+        std::printf("host copy pageable <-> pinned (256 MiB, %d threads, fastest of 5): pack %.1f GB/s, unpack %.1f GB/s, "
                     "both at once %.1f GB/s\n",
                     settings.host_copy.threads, settings.host_copy.pack / 1e9, settings.host_copy.unpack / 1e9,
                     settings.host_copy.both / 1e9);

@@ -850,7 +850,7 @@ bool run_host_part(const Settings& s, const RunInfo& info, const CsvChoice& csv_
     const gpu::HostCopyRate host = gpu::measure_host_copy(bw_bytes, staging, 5);
     rates.pack = host.pack;
     rates.staging_threads = host.threads;
-    std::printf("host copy (%ld MiB, %d threads, median of 5): pageable->pinned %.1f GB/s\n", s.bw_mib, host.threads,
+    std::printf("host copy (%ld MiB, %d threads, fastest of 5): pageable->pinned %.1f GB/s\n", s.bw_mib, host.threads,
                 rates.pack / 1e9);
   } catch (const std::exception& e) {
     std::printf("host copy rate: FAILED (%s); no pageable floors\n", e.what());
