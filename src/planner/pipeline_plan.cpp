@@ -45,8 +45,9 @@ bool double_real(const GemmProblem& p) { return p.elem_size >= 4 * p.flops_per_e
 // hand-over to the staging threads. From 8192 up, double takes 4096 where
 // that still makes four tiles or more (the pieces' columns then go up in
 // runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
-// longer ones), the others from 16384 up 8192. k pieces a quarter of k or less, so the first kernel starts once a
-// small part of A and B has arrived; for double from 8192 up, 4096 deep.
+// longer ones), the others from 16384 up 8192. k pieces a quarter of k or
+// less, so the first kernel starts once a small part of A and B has
+// arrived; for double from 8192 up, 4096 deep.
 // (Measured on an H200, host-resident products, quarter against half
 // tiles: pinned double 1024, 2048, 4096: 0.50-0.52 against 0.60-0.65 ms,
 // 1.63-1.85 against 1.77-1.88, 6.37-6.55 against 6.90-7.17; pinned float

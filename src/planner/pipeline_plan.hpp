@@ -50,7 +50,8 @@ struct PipelineLimits {
   std::int64_t panel = 0;    // edge of the C tiles; 0 chooses
   std::int64_t k_panel = 0;  // depth of the k pieces; 0 chooses
   // In core: how many leading k pieces are taken across all C tiles (round
-  // by round) before each tile is finished in turn; -1 chooses.
+  // by round) before each tile is finished in turn; a negative value
+  // chooses.
   std::int64_t k_rounds = -1;
 };
 

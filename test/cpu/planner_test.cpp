@@ -96,6 +96,13 @@ std::string describe(const GemmProblem& p, const PipelineLimits& l) {
     s << " leaf(" << t.elem_size << (t.varies_down_rows ? " rows" : "") << (t.varies_across_cols ? " cols" : "") << ")";
   return s.str();
 }
+// The problem alone, for checks of plans made through plan_with_room.
+std::string shape_text(const GemmProblem& p) {
+  std::ostringstream s;
+  s << "m=" << p.m << " n=" << p.n << " k=" << p.k << " elem=" << p.elem_size << " flops=" << p.flops_per_element
+    << " staged=" << p.staged;
+  return s.str();
+}
 std::string describe_plan(const PipelinePlan& plan) {
   std::ostringstream s;
   s << " -> mb=" << plan.mb << " nb=" << plan.nb << " kb=" << plan.kb << " slots a/b/c=" << plan.slots_a << "/"
@@ -414,6 +421,17 @@ GemmProblem problem(i64 m, i64 n, i64 k, i64 elem_size, bool reads_c = false) {
   return p;
 }
 
+// Plans `p` through 80 GiB (room for any product of these tests whole) into
+// `plan`, checks it and that it is in core; false once a check failed.
+bool plan_with_room(const GemmProblem& p, PipelinePlan& plan) {
+  PipelineLimits lim;
+  lim.device_budget_bytes = i64(80) << 30;
+  plan = plan_pipeline(p, lim);
+  if (!check_plan(p, lim, plan)) return false;
+  BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan) << ": not in core");
+  return plan.in_core;
+}
+
 GemmProblem random_problem() {
   GemmProblem p;
   p.m = random_dim();
@@ -586,22 +604,19 @@ BOOST_AUTO_TEST_CASE(in_core_tiles_grow_in_squares) {
       p.flops_per_element = flops;
       for (bool staged : {false, true}) {
         p.staged = staged;
-        PipelineLimits lim;
-        lim.device_budget_bytes = i64(80) << 30;
-        const PipelinePlan plan = plan_pipeline(p, lim);
-        if (!check_plan(p, lim, plan)) return;
-        BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan));
+        PipelinePlan plan;
+        if (!plan_with_room(p, plan)) return;
         const i64 tiles = plan.tiles_m() * plan.tiles_n();
         if (!staged && elem >= 4 * flops)
-          BOOST_TEST(tiles >= 4, describe(p, lim) << describe_plan(plan) << ": a last tile of more than a quarter of C");
+          BOOST_TEST(tiles >= 4, shape_text(p) << describe_plan(plan) << ": a last tile of more than a quarter of C");
         else if (std::max(m, n) >= 2048)
-          BOOST_TEST(tiles >= 2, describe(p, lim) << describe_plan(plan) << ": one tile");
+          BOOST_TEST(tiles >= 2, shape_text(p) << describe_plan(plan) << ": one tile");
         i64 shell = 0;
         for (const Op& op : plan.ops) {
           if (op.kind != OpKind::multiply || !op.first_k) continue;
           const i64 s = std::max(op.i0 / plan.mb, op.j0 / plan.nb);
-          BOOST_TEST(s >= shell, describe(p, lim) << describe_plan(plan) << ": tile at " << op.i0 << ", " << op.j0
-                                                  << " after a tile of square " << shell);
+          BOOST_TEST(s >= shell, shape_text(p) << describe_plan(plan) << ": tile at " << op.i0 << ", " << op.j0
+                                                << " after a tile of square " << shell);
           shell = std::max(shell, s);
         }
       }
@@ -673,13 +688,10 @@ BOOST_AUTO_TEST_CASE(rounds_free_a_multiply_per_upload) {
       GemmProblem p = problem(n, n, n, elem);
       p.flops_per_element = flops;
       p.staged = staged;
-      PipelineLimits lim;
-      lim.device_budget_bytes = i64(80) << 30;
-      const PipelinePlan plan = plan_pipeline(p, lim);
-      if (!check_plan(p, lim, plan)) return;
-      BOOST_TEST(plan.in_core, describe(p, lim) << describe_plan(plan));
+      PipelinePlan plan;
+      if (!plan_with_room(p, plan)) return;
       const i64 tiles = plan.tiles_m() * plan.tiles_n(), rounds = plan.tiles_k() / 2;
-      BOOST_TEST(rounds >= 1, describe(p, lim) << describe_plan(plan) << ": no rounds");
+      BOOST_TEST(rounds >= 1, shape_text(p) << describe_plan(plan) << ": no rounds");
       std::set<std::pair<i64, i64>> a_up, b_up;  // (row or column of tiles, k piece)
       i64 uploads = 0, ready = 0, multiplies = 0;
       for (const Op& op : plan.ops) {
@@ -692,10 +704,10 @@ BOOST_AUTO_TEST_CASE(rounds_free_a_multiply_per_upload) {
         ready = 0;
         for (const auto& [i, pa] : a_up)
           for (const auto& [j, pb] : b_up) ready += pa == pb ? 1 : 0;
-        BOOST_TEST(ready >= uploads - 1, describe(p, lim) << describe_plan(plan) << ": after " << uploads
+        BOOST_TEST(ready >= uploads - 1, shape_text(p) << describe_plan(plan) << ": after " << uploads
                                                           << " uploads only " << ready << " multiplies can run");
       }
-      BOOST_TEST(uploads >= 2 * plan.tiles_k() / 2, describe(p, lim) << describe_plan(plan));
+      BOOST_TEST(uploads >= 2 * rounds, shape_text(p) << describe_plan(plan) << ": fewer uploads than the rounds need");
     }
   }
 }
