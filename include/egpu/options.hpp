@@ -48,8 +48,8 @@ struct Options {
   std::int64_t k_panel = 0;
   // When A, B and C all stay on the device: how many leading k pieces every
   // C tile gets, round by round over the tiles, before the tiles are
-  // finished one by one; a negative value chooses (half of the pieces for products of
-  // 1024 flops or more per byte of A and B, else none).
+  // finished one by one; a negative value chooses (half of the pieces for
+  // products of 1024 flops or more per byte of A and B, else none).
   std::int64_t k_rounds = -1;
   // Coefficient-wise expressions move through the pipeline in chunks of
   // about this many bytes of their widest operand; 0 chooses (8 MiB).
