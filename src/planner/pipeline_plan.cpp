@@ -53,10 +53,11 @@ bool double_real(const GemmProblem& p) { return p.elem_size >= 4 * p.flops_per_e
 // 1.63-1.85 against 1.77-1.88, 6.37-6.55 against 6.90-7.17; pinned float
 // 2048, 4096: 1.50-1.95 against 1.07-1.11, 4.4-4.8 against 4.3-4.5;
 // pageable double 4096: 11-13 against 9.8-10.1. Double at 8192, 4096
-// tiles 4096 deep against 2048 tiles 2048 deep: pinned 29.8 against
-// 31.9-33.4 ms, pageable 32.7 against 34.7; at 16384, 4096 tiles against
-// 8192 tiles, both 4096 deep: pinned 177 against 189, pageable 179 against
-// 189. Float at 16384: 8192 tiles 188 ms, 4096 tiles 2048 deep 191.)
+// tiles 4096 deep: pinned 29.8 ms against 31.9-33.4 with 2048 tiles 2048
+// deep, pageable 32.7 against 34.7 with 4096 tiles 2048 deep; at 16384,
+// 4096 tiles against 8192 tiles, both 4096 deep: pinned 177 against 189,
+// pageable 179 against 189. Float at 16384: 8192 tiles 188 ms, 4096 tiles
+// 2048 deep 191.)
 std::int64_t default_panel(const GemmProblem& p) {
   const std::int64_t larger = std::max(p.m, p.n);
   if (double_real(p) && larger >= 8192 && ceil_div(p.m, 4096) * ceil_div(p.n, 4096) >= 4) return 4096;
