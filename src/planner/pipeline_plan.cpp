@@ -35,9 +35,19 @@ std::int64_t balanced(std::int64_t extent, std::int64_t target) {
 // Products of 4 bytes or more per flop: real double.
 bool double_real(const GemmProblem& p) { return p.elem_size >= 4 * p.flops_per_element; }
 
-// Defaults. C tiles: products whose operands all go by DMA from page-locked
-// memory and that move 4 bytes or more per flop (double) take tiles of
-// about a quarter of the larger side (at least 512), so that the last
+// Fewer than 1024 flops per byte of A and B: the GPU, at 50-60 Tflop/s of
+// double against 50-55 GB/s over the link (H100, H200), waits for the
+// uploads rather than the uploads for the kernels.
+bool bound_by_uploads(const GemmProblem& p) {
+  const double flops = double(p.flops_per_element) * double(p.m) * double(p.n) * double(p.k);
+  const double bytes = double(p.elem_size) * (double(p.m) * double(p.k) + double(p.k) * double(p.n));
+  return flops < 1024 * bytes;
+}
+
+// Defaults where column panels (below) do not apply or do not fit. C tiles:
+// products whose operands all go by DMA from page-locked memory and that
+// move 4 bytes or more per flop (double) take tiles of about a quarter of
+// the larger side (at least 512), so that the last
 // tiles, computed and brought down after the last bytes went up, are a
 // small part of the call. The others take half of it, at least 1024: float
 // and the complex scalars, whose kernels lose more rate on small tiles, and
@@ -69,6 +79,41 @@ std::int64_t default_panel(const GemmProblem& p) {
 std::int64_t default_k_panel(const GemmProblem& p) {
   if (double_real(p) && p.k >= 8192) return 4096;
   return std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 4, kGranule * 32);
+}
+
+// The default C tiles of a real product of at most 4096 rows that is bound
+// by its uploads: column panels, each all the rows of C, so that
+// - an A piece (all rows, kb columns) is one contiguous run of a
+//   column-major A, which goes up (and, from pageable memory, is packed)
+//   faster than a block of short columns;
+// - the last panel, multiplied and brought down after the last upload, is
+//   narrow while its kernels still span all the rows;
+// - the panels go down, column by column, while the next ones go up.
+// Double takes panels of an eighth of n (256 to 512 wide) and pieces half
+// of k deep, float halves of n and pieces a quarter of k deep: float's
+// kernels lose more rate on narrow tiles. (Measured on an H200, median of 5,
+// two runs, page-locked / pageable, x floor, against the square tiles
+// before: double 4096, 512 wide 2048 deep 1.20-1.21 / 1.33-1.46 against
+// 1.34-1.36 / 1.47-1.78; 2048, 256 wide 1024 deep 1.26-1.35 / 1.30-1.38
+// against 1.38-1.39 / 1.37-1.38; 1024, 256 wide 512 deep 1.56-1.64 /
+// 1.70-1.83 against 1.71-1.77 / 1.67-1.75; float 2048, 1024 wide 512 deep
+// 1.65-1.68 / 1.35-1.39 against 1.72-1.78 / 1.52-1.53; 1024, 512 wide 256
+// deep 2.11-2.12 / 2.42-2.55 against 2.36-2.37 / 2.50-2.63. Float at 4096
+// does 1024 flops per byte and keeps its square tiles in rounds: as column
+// panels it took 1.65-1.77 against 1.44.)
+constexpr std::int64_t kMaxPanelRows = 4096;
+bool takes_column_panels(const GemmProblem& p) {
+  return p.flops_per_element == 2 && p.m <= kMaxPanelRows && bound_by_uploads(p);
+}
+struct TileTarget {
+  std::int64_t m, n, k;
+};
+TileTarget column_panels(const GemmProblem& p) {
+  if (double_real(p))
+    return {p.m, std::clamp<std::int64_t>(ceil_div(p.n, 8), kGranule * 2, kGranule * 4),
+            std::clamp<std::int64_t>(ceil_div(p.k, 2), kGranule * 4, kGranule * 32)};
+  return {p.m, std::max<std::int64_t>(kGranule, ceil_div(p.n, 2)),
+          std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 2, kGranule * 32)};
 }
 
 // Least-recently-used assignment of pieces to a fixed number of slots.
@@ -153,6 +198,16 @@ constexpr std::int64_t kMaxOocPiece = 4096;
 
 Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
   const std::int64_t budget = limits.device_budget_bytes / p.elem_size;
+  // Column panels when the whole product fits with them.
+  if (limits.panel <= 0 && takes_column_panels(p)) {
+    const TileTarget t = column_panels(p);
+    const std::int64_t mb = balanced(p.m, t.m), nb = balanced(p.n, t.n),
+                       kb = balanced(p.k, limits.k_panel > 0 ? limits.k_panel : t.k);
+    const Sizes s = slots_for(p, mb, nb, kb, budget);
+    if (s.slots_a == ceil_div(p.m, mb) * ceil_div(p.k, kb) && s.slots_b == ceil_div(p.k, kb) * ceil_div(p.n, nb) &&
+        s.slots_c == ceil_div(p.m, mb) * ceil_div(p.n, nb))
+      return s;
+  }
   std::int64_t target_mn = limits.panel > 0 ? limits.panel : default_panel(p);
   std::int64_t target_k = limits.k_panel > 0 ? limits.k_panel : default_k_panel(p);
   Sizes best{};
@@ -246,23 +301,19 @@ std::vector<std::pair<std::int64_t, std::int64_t>> tile_order(std::int64_t tm, s
   return order;
 }
 
-// Leading k pieces taken across all tiles in core (see build_ops). A
-// product of many flops per byte that goes up keeps the kernels busier
-// than the copies: then half of the pieces, so that every piece that goes
-// up in these rounds frees a multiply or more for the kernels at once,
-// after which the tiles are finished in turn and their downloads spread
-// over the second half of the call. A product of fewer flops per byte is
-// bound by its uploads: tile by tile (no rounds), so that tiles finish and
-// go down while the rest goes up. The line between them, 1024 flops per
-// byte, is about the GPU's rate over the link's (50-60 Tflop/s of double
-// over 50-55 GB/s on an H100 or H200). (Measured on an H200, double, in
-// rounds against tile by tile: 16384 pinned 177 against 184 ms; 8192
-// pinned 30.1 against 32.2, pageable 34.7 against 36.0; 4096 pinned (512
-// flops per byte) 6.75-6.97 against 6.42-6.52.)
+// Leading k pieces taken across all tiles in core (see build_ops): half
+// of them for a product that keeps the kernels busier than the copies
+// (bound_by_uploads false), so that every piece that goes up in these
+// rounds frees a multiply or more for the kernels at once, after which the
+// tiles are finished in turn and their downloads spread over the second
+// half of the call. A product bound by its uploads goes tile by tile (no
+// rounds), so that tiles finish and go down while the rest goes up.
+// (Measured on an H200, double, in rounds against tile by tile: 16384
+// pinned 177 against 184 ms; 8192 pinned 30.1 against 32.2, pageable 34.7
+// against 36.0; 4096 pinned (512 flops per byte) 6.75-6.97 against
+// 6.42-6.52.)
 std::int64_t default_k_rounds(const GemmProblem& p, std::int64_t tiles_k) {
-  const double flops = double(p.flops_per_element) * double(p.m) * double(p.n) * double(p.k);
-  const double bytes = double(p.elem_size) * (double(p.m) * double(p.k) + double(p.k) * double(p.n));
-  return flops >= 1024 * bytes ? tiles_k / 2 : 0;
+  return bound_by_uploads(p) ? 0 : tiles_k / 2;
 }
 
 // The traversal. Out of core: the tiles in tile_order, k innermost, so

@@ -624,6 +624,57 @@ BOOST_AUTO_TEST_CASE(in_core_tiles_grow_in_squares) {
   }
 }
 
+// A real product of at most 4096 rows bound by its uploads (fewer than
+// 1024 flops per byte of A and B) takes column panels in core: every tile
+// spans all rows of C, so every A piece is whole columns of A; the last
+// panel is at most a quarter of C for double and a half for float; the
+// panels go left to right. Real products of more rows or of more flops per
+// byte (float at 4096 cubed) keep tiles of fewer rows.
+BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
+  int panels = 0, others = 0;
+  for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
+           {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {3001, 1500, 777}, {4096, 1024, 2048},
+           {1024, 8192, 512}, {1, 5000, 300}, {4097, 4097, 1024}, {8192, 8192, 8192}}) {
+    for (const auto& [elem, flops] : std::vector<std::pair<i64, i64>>{{4, 2}, {8, 2}, {8, 8}, {16, 8}}) {
+      for (bool staged : {false, true}) {
+        GemmProblem p = problem(m, n, k, elem);
+        p.flops_per_element = flops;
+        p.staged = staged;
+        PipelinePlan plan;
+        if (!plan_with_room(p, plan)) return;
+        const double per_byte = double(flops) * double(m) * double(n) * double(k) /
+                                (double(elem) * (double(m) * double(k) + double(k) * double(n)));
+        const bool expected = flops == 2 && m <= 4096 && per_byte < 1024;
+        if (!expected) {
+          // (Complex products of few rows may span them all by their other defaults.)
+          if (flops == 2 || m > 4096)
+            BOOST_TEST(plan.mb < m, shape_text(p) << describe_plan(plan) << ": column panels");
+          ++others;
+          continue;
+        }
+        BOOST_TEST(plan.mb == m, shape_text(p) << describe_plan(plan) << ": not column panels");
+        ++panels;
+        const i64 quarter_or_half = elem == 8 ? std::max<i64>(256, n / 4) : std::max<i64>(128, n / 2);
+        i64 last_j0 = -1;
+        for (const Op& op : plan.ops) {
+          if (op.kind == OpKind::upload_a)
+            BOOST_TEST((op.i0 == 0 && op.mi == m), shape_text(p) << describe_plan(plan) << ": an A piece of rows "
+                                                                 << op.i0 << "+" << op.mi);
+          if (op.kind != OpKind::multiply || !op.first_k) continue;
+          BOOST_TEST(op.j0 > last_j0, shape_text(p) << describe_plan(plan) << ": panel at " << op.j0 << " after "
+                                                    << last_j0);
+          last_j0 = op.j0;
+          if (op.j0 + op.nj == n)
+            BOOST_TEST(op.nj <= quarter_or_half, shape_text(p) << describe_plan(plan) << ": a last panel of "
+                                                               << op.nj << " columns");
+        }
+      }
+    }
+  }
+  BOOST_TEST(panels > 20);
+  BOOST_TEST(others > 20);
+}
+
 // The multiplies of an in-core plan with k_rounds = r: the first r k
 // pieces round by round over every tile (in the order of the tiles' first
 // multiplies), then each tile's remaining pieces in turn; r from 0 to past
