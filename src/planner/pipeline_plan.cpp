@@ -82,28 +82,29 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 }
 
 // The default C tiles of a real product of at most 4096 rows that is bound
-// by its uploads: column panels, each all the rows of C, so that
+// by its uploads and goes up by DMA from page-locked memory: column panels,
+// each all the rows of C, so that
 // - an A piece (all rows, kb columns) is one contiguous run of a
-//   column-major A, which goes up (and, from pageable memory, is packed)
-//   faster than a block of short columns;
+//   column-major A, which goes up faster than a block of short columns;
 // - the last panel, multiplied and brought down after the last upload, is
 //   narrow while its kernels still span all the rows;
 // - the panels go down, column by column, while the next ones go up.
 // Double takes panels of an eighth of n (256 to 512 wide) and pieces half
 // of k deep, float halves of n and pieces a quarter of k deep: float's
-// kernels lose more rate on narrow tiles. (Measured on an H200, median of 5,
-// two runs, page-locked / pageable, x floor, against the square tiles
-// before: double 4096, 512 wide 2048 deep 1.20-1.21 / 1.33-1.46 against
-// 1.34-1.36 / 1.47-1.78; 2048, 256 wide 1024 deep 1.26-1.35 / 1.30-1.38
-// against 1.38-1.39 / 1.37-1.38; 1024, 256 wide 512 deep 1.56-1.64 /
-// 1.70-1.83 against 1.71-1.77 / 1.67-1.75; float 2048, 1024 wide 512 deep
-// 1.65-1.68 / 1.35-1.39 against 1.72-1.78 / 1.52-1.53; 1024, 512 wide 256
-// deep 2.11-2.12 / 2.42-2.55 against 2.36-2.37 / 2.50-2.63. Float at 4096
-// does 1024 flops per byte and keeps its square tiles in rounds: as column
-// panels it took 1.65-1.77 against 1.44.)
+// kernels lose more rate on narrow tiles. (Measured on an H200, page-locked,
+// x floor, median of 5 runs of 5 calls, against the square tiles before,
+// own kernel / cuBLAS: double 4096 1.23 / 1.24 against 1.35 / 1.37, 2048
+// 1.28 / 1.25 against 1.44 / 1.43, 1024 1.69 / 1.60 against 1.79 / 1.72;
+// float 2048 1.68 / 1.65 against 1.79 / 1.70, 1024 2.19 / 2.22 against
+// 2.30 / 2.38. Float at 4096 does 1024 flops per byte and keeps its square
+// tiles in rounds: as column panels it took 1.65-1.77 against 1.44.) Staged
+// (pageable) operands keep the square tiles: their pieces cost the host a
+// hand-over each, and column panels, with more pieces, took 0.65 ms
+// against 0.58 at 1024 float (medians of 5 runs; from 2048 up the runs
+// varied by more than the change).
 constexpr std::int64_t kMaxPanelRows = 4096;
 bool takes_column_panels(const GemmProblem& p) {
-  return p.flops_per_element == 2 && p.m <= kMaxPanelRows && bound_by_uploads(p);
+  return !p.staged && p.flops_per_element == 2 && p.m <= kMaxPanelRows && bound_by_uploads(p);
 }
 struct TileTarget {
   std::int64_t m, n, k;
