@@ -47,9 +47,8 @@ bool bound_by_uploads(const GemmProblem& p) {
 // Defaults where column panels (below) do not apply or do not fit. C tiles:
 // products whose operands all go by DMA from page-locked memory and that
 // move 4 bytes or more per flop (double) take tiles of about a quarter of
-// the larger side (at least 512), so that the last
-// tiles, computed and brought down after the last bytes went up, are a
-// small part of the call. The others take half of it, at least 1024: float
+// the larger side (at least 512), so that the last tiles, computed and
+// brought down after the last bytes went up, are a small part of the call. The others take half of it, at least 1024: float
 // and the complex scalars, whose kernels lose more rate on small tiles, and
 // staged (pageable) operands, each of whose pieces costs the host a
 // hand-over to the staging threads. From 8192 up, double takes 4096 where
@@ -153,6 +152,12 @@ struct Sizes {
   std::int32_t slots_a, slots_b, slots_c;
 };
 
+// Every piece of A and B and every C tile has a slot of its own.
+bool holds_everything(const GemmProblem& p, const Sizes& s) {
+  const std::int64_t tm = ceil_div(p.m, s.mb), tn = ceil_div(p.n, s.nb), tk = ceil_div(p.k, s.kb);
+  return s.slots_a == tm * tk && s.slots_b == tk * tn && s.slots_c == tm * tn;
+}
+
 std::int64_t slot_elements(const GemmProblem& p, const Sizes& s) {
   return s.slots_a * s.mb * s.kb + s.slots_b * s.kb * s.nb + s.slots_c * c_slot_elements(p, s.mb, s.nb);
 }
@@ -205,9 +210,7 @@ Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
     const std::int64_t mb = balanced(p.m, t.m), nb = balanced(p.n, t.n),
                        kb = balanced(p.k, limits.k_panel > 0 ? limits.k_panel : t.k);
     const Sizes s = slots_for(p, mb, nb, kb, budget);
-    if (s.slots_a == ceil_div(p.m, mb) * ceil_div(p.k, kb) && s.slots_b == ceil_div(p.k, kb) * ceil_div(p.n, nb) &&
-        s.slots_c == ceil_div(p.m, mb) * ceil_div(p.n, nb))
-      return s;
+    if (holds_everything(p, s)) return s;
   }
   std::int64_t target_mn = limits.panel > 0 ? limits.panel : default_panel(p);
   std::int64_t target_k = limits.k_panel > 0 ? limits.k_panel : default_k_panel(p);
@@ -326,7 +329,7 @@ std::int64_t default_k_rounds(const GemmProblem& p, std::int64_t tiles_k) {
 std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s, std::int64_t rounds) {
   const std::int64_t tm = ceil_div(p.m, s.mb), tn = ceil_div(p.n, s.nb), tk = ceil_div(p.k, s.kb);
   SlotCache a_cache(s.slots_a), b_cache(s.slots_b);
-  const bool in_core = s.slots_a == tm * tk && s.slots_b == tk * tn && s.slots_c == tm * tn;
+  const bool in_core = holds_everything(p, s);
   const std::vector<std::pair<std::int64_t, std::int64_t>> order = tile_order(tm, tn, in_core);
   const std::int64_t across = in_core ? std::clamp<std::int64_t>(rounds < 0 ? default_k_rounds(p, tk) : rounds, 0, tk) : 0;
   // The multiplies in issue order: (tile, k piece); tiles are numbered in
