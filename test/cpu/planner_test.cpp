@@ -421,6 +421,15 @@ GemmProblem problem(i64 m, i64 n, i64 k, i64 elem_size, bool reads_c = false) {
   return p;
 }
 
+// The same with `flops` real flops per multiply-add (8: complex), its
+// operands staged from pageable memory or not.
+GemmProblem problem(i64 m, i64 n, i64 k, i64 elem_size, i64 flops, bool staged) {
+  GemmProblem p = problem(m, n, k, elem_size);
+  p.flops_per_element = flops;
+  p.staged = staged;
+  return p;
+}
+
 // Plans `p` through 80 GiB (room for any product of these tests whole) into
 // `plan`, checks it and that it is in core; false once a check failed.
 bool plan_with_room(const GemmProblem& p, PipelinePlan& plan) {
@@ -600,10 +609,8 @@ BOOST_AUTO_TEST_CASE(in_core_tiles_grow_in_squares) {
            {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {3001, 1500, 777},
            {4096, 1024, 2048}, {1024, 8192, 512}, {12000, 12000, 12000}}) {
     for (const auto& [elem, flops] : std::vector<std::pair<i64, i64>>{{4, 2}, {8, 2}, {8, 8}, {16, 8}}) {
-      GemmProblem p = problem(m, n, k, elem);
-      p.flops_per_element = flops;
       for (bool staged : {false, true}) {
-        p.staged = staged;
+        const GemmProblem p = problem(m, n, k, elem, flops, staged);
         PipelinePlan plan;
         if (!plan_with_room(p, plan)) return;
         const i64 tiles = plan.tiles_m() * plan.tiles_n();
@@ -638,9 +645,7 @@ BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
            {1024, 8192, 512}, {1, 5000, 300}, {4097, 4097, 1024}, {8192, 8192, 8192}}) {
     for (const auto& [elem, flops] : std::vector<std::pair<i64, i64>>{{4, 2}, {8, 2}, {8, 8}, {16, 8}}) {
       for (bool staged : {false, true}) {
-        GemmProblem p = problem(m, n, k, elem);
-        p.flops_per_element = flops;
-        p.staged = staged;
+        const GemmProblem p = problem(m, n, k, elem, flops, staged);
         PipelinePlan plan;
         if (!plan_with_room(p, plan)) return;
         const double per_byte = double(flops) * double(m) * double(n) * double(k) /
@@ -738,9 +743,7 @@ BOOST_AUTO_TEST_CASE(rounds_free_a_multiply_per_upload) {
   for (const auto& [n, elem, flops] : std::vector<std::tuple<i64, i64, i64>>{
            {16384, 8, 2}, {16384, 4, 2}, {8192, 8, 2}, {8192, 4, 2}, {4096, 4, 2}, {8192, 16, 8}, {20000, 8, 2}}) {
     for (bool staged : {false, true}) {
-      GemmProblem p = problem(n, n, n, elem);
-      p.flops_per_element = flops;
-      p.staged = staged;
+      const GemmProblem p = problem(n, n, n, elem, flops, staged);
       PipelinePlan plan;
       if (!plan_with_room(p, plan)) return;
       const i64 tiles = plan.tiles_m() * plan.tiles_n(), rounds = plan.tiles_k() / 2;
