@@ -683,7 +683,8 @@ int run_product(int argc, char** argv) {
         floor_table.add({std::to_string(n), scalar, f.backend + (f.pageable ? " (pageable)" : ""), f.gemm > 0 ? format("%.4g", f.gemm) : "-",
                          f.gemm > 0 ? format("%.2f", flops / f.gemm / 1e12) : "-",
                          f.h2d > 0 ? format("%.4g", f.h2d) : "-", f.d2h > 0 ? format("%.4g", f.d2h) : "-",
-                         f.shared(false) > 0 ? format("%.4g", f.shared(false)) : "-", f.ok() ? format("%.4g", f.seconds()) : "-", f.ok() ? f.bound() : "FAILED: " + f.error});
+                         f.shared(false) > 0 ? format("%.4g", f.shared(false)) : "-",
+                         f.ok() ? format("%.4g", f.seconds()) : "-", f.ok() ? f.bound() : "FAILED: " + f.error});
       for (const Measurement& m : result.rows) {
         const bool timed = m.runs > 0;
         double cpu_seconds = 0, xt_seconds = 0;

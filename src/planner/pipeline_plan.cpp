@@ -48,10 +48,11 @@ bool bound_by_uploads(const GemmProblem& p) {
 // products whose operands all go by DMA from page-locked memory and that
 // move 4 bytes or more per flop (double) take tiles of about a quarter of
 // the larger side (at least 512), so that the last tiles, computed and
-// brought down after the last bytes went up, are a small part of the call. The others take half of it, at least 1024: float
-// and the complex scalars, whose kernels lose more rate on small tiles, and
-// staged (pageable) operands, each of whose pieces costs the host a
-// hand-over to the staging threads. From 8192 up, double takes 4096 where
+// brought down after the last bytes went up, are a small part of the call.
+// The others take half of it, at least 1024: float and the complex
+// scalars, whose kernels lose more rate on small tiles, and staged
+// (pageable) operands, each of whose pieces costs the host a hand-over to
+// the staging threads. From 8192 up, double takes 4096 where
 // that still makes four tiles or more (the pieces' columns then go up in
 // runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
 // longer ones), the others from 16384 up 8192. k pieces a quarter of k or
@@ -245,8 +246,7 @@ Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
   // Out of core with the tile sizes left to us, rectangular tiles can move
   // far fewer bytes: a C tile spanning all rows of A, say, needs each B
   // piece once. Try every combination of halved sizes that is not small.
-  const bool in_core = best_score >= 0 && best.slots_c == ceil_div(p.m, best.mb) * ceil_div(p.n, best.nb) &&
-                       best.slots_a == ceil_div(p.m, best.mb) * ceil_div(p.k, best.kb);
+  const bool in_core = best_score >= 0 && holds_everything(p, best);
   if (best_score >= 0 && !in_core && limits.panel <= 0) {
     auto halvings = [](std::int64_t extent, std::int64_t start, std::int64_t floor) {
       std::vector<std::int64_t> sizes;
