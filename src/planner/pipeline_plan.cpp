@@ -34,6 +34,8 @@ std::int64_t balanced(std::int64_t extent, std::int64_t target) {
 
 // Products of 4 bytes or more per flop: real double.
 bool double_real(const GemmProblem& p) { return p.elem_size >= 4 * p.flops_per_element; }
+// Real float: 4-byte elements, 2 flops each.
+bool float_real(const GemmProblem& p) { return p.elem_size == 4 && p.flops_per_element == 2; }
 
 // Fewer than 1024 flops per byte of A and B: the GPU, at 50-60 Tflop/s of
 // double against 50-55 GB/s over the link (H100, H200), waits for the
@@ -55,29 +57,37 @@ bool bound_by_uploads(const GemmProblem& p) {
 // the staging threads. From 8192 up, double takes 4096 where
 // that still makes four tiles or more (the pieces' columns then go up in
 // runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
-// longer ones), the others from 16384 up 8192. k pieces a quarter of k or
+// longer ones), real float a quarter of the larger side (at most 8192),
+// the complex scalars from 16384 up 8192. k pieces a quarter of k or
 // less, so the first kernel starts once a small part of A and B has
-// arrived; for double from 8192 up, 4096 deep.
+// arrived; from 8192 up, double and real float take 4096 deep: float's
+// kernels ran at 46 Tflop/s on 4096 x 4096 x 2048 pieces against 49 on
+// 4096 deep ones (own kernel, H200), and at 8192 and more float is bound
+// by its kernels, not its uploads.
 // (Measured on an H200, host-resident products, quarter against half
 // tiles: pinned double 1024, 2048, 4096: 0.50-0.52 against 0.60-0.65 ms,
 // 1.63-1.85 against 1.77-1.88, 6.37-6.55 against 6.90-7.17; pinned float
 // 2048, 4096: 1.50-1.95 against 1.07-1.11, 4.4-4.8 against 4.3-4.5;
-// pageable double 4096: 11-13 against 9.8-10.1. Double at 8192, 4096
+// pageable double 4096: 11-13 against 9.8-10.1. Float, x floor, own kernel
+// / cuBLAS, against 4096 tiles 2048 deep at 8192 and 8192 tiles at 16384:
+// 8192 pinned 1.09-1.10 / 1.08 against 1.20 / 1.13, pageable 1.15-1.16 /
+// 1.15 against 1.24 / 1.17-1.18; 16384 pinned 1.03 / 1.06 against 1.06 /
+// 1.10, pageable 1.03 / 1.06 against 1.08 / 1.11. Double at 8192, 4096
 // tiles 4096 deep: pinned 29.8 ms against 31.9-33.4 with 2048 tiles 2048
 // deep, pageable 32.7 against 34.7 with 4096 tiles 2048 deep; at 16384,
 // 4096 tiles against 8192 tiles, both 4096 deep: pinned 177 against 189,
-// pageable 179 against 189. Float at 16384: 8192 tiles 188 ms, 4096 tiles
-// 2048 deep 191.)
+// pageable 179 against 189.)
 std::int64_t default_panel(const GemmProblem& p) {
   const std::int64_t larger = std::max(p.m, p.n);
   if (double_real(p) && larger >= 8192 && ceil_div(p.m, 4096) * ceil_div(p.n, 4096) >= 4) return 4096;
+  if (float_real(p) && larger >= 8192) return std::min<std::int64_t>(round_up(ceil_div(larger, 4), kGranule), 8192);
   if (larger >= 16384) return 8192;
   if (!p.staged && double_real(p))
     return std::clamp<std::int64_t>(round_up(ceil_div(larger, 4), kGranule), kGranule * 4, kGranule * 32);
   return std::max<std::int64_t>(kGranule * 8, ceil_div(larger, 2));
 }
 std::int64_t default_k_panel(const GemmProblem& p) {
-  if (double_real(p) && p.k >= 8192) return 4096;
+  if (p.k >= 8192 && (double_real(p) || (float_real(p) && std::max(p.m, p.n) >= 8192))) return 4096;
   return std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 4, kGranule * 32);
 }
 

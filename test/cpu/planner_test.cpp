@@ -682,6 +682,24 @@ BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
   BOOST_TEST(others > 20);
 }
 
+// Real float from 8192 up is bound by its kernels, not its uploads: its
+// C tiles are a quarter of the larger side (at most 8192), so that the
+// multiplies and the download that follow the last upload are a small part
+// of C, and its pieces 4096 deep, on which the kernels keep their rate;
+// page-locked or staged alike.
+BOOST_AUTO_TEST_CASE(float_from_8192_takes_quarter_tiles_4096_deep) {
+  for (i64 n : {8192, 12000, 16384, 32768})
+    for (bool staged : {false, true}) {
+      const GemmProblem p = problem(n, n, n, 4, 2, staged);
+      PipelinePlan plan;
+      if (!plan_with_room(p, plan)) return;
+      BOOST_TEST((plan.mb == plan.nb && plan.mb <= std::min<i64>(8192, ceil_div(n, 4 * 128) * 128)),
+                 shape_text(p) << describe_plan(plan) << ": tiles larger than a quarter of C's side");
+      BOOST_TEST(plan.tiles_m() * plan.tiles_n() >= 16, shape_text(p) << describe_plan(plan) << ": fewer than 16 tiles");
+      BOOST_TEST(plan.kb == 4096, shape_text(p) << describe_plan(plan) << ": pieces not 4096 deep");
+    }
+}
+
 // The multiplies of an in-core plan with k_rounds = r: the first r k
 // pieces round by round over every tile (in the order of the tiles' first
 // multiplies), then each tile's remaining pieces in turn; r from 0 to past
