@@ -77,6 +77,10 @@ struct Op {
 struct PipelinePlan {
   GemmProblem problem;
   std::int64_t mb = 0, nb = 0, kb = 0;  // largest tile and piece sizes (edge ones are smaller)
+  // > 0: the first kb of k goes as two pieces, k_lead deep and kb - k_lead,
+  // so that the first multiplies wait for fewer bytes; the k pieces then
+  // start at 0, k_lead, kb, 2 kb, ...
+  std::int64_t k_lead = 0;
   std::int32_t slots_a = 0, slots_b = 0, slots_c = 0;
   std::int64_t device_bytes = 0;  // (slots_a*mb*kb + slots_b*kb*nb + slots_c*c_slot_elements) * elem_size
   std::int64_t h2d_bytes = 0;     // sum over the uploads
@@ -86,7 +90,9 @@ struct PipelinePlan {
 
   std::int64_t tiles_m() const { return (problem.m + mb - 1) / mb; }
   std::int64_t tiles_n() const { return (problem.n + nb - 1) / nb; }
-  std::int64_t tiles_k() const { return (problem.k + kb - 1) / kb; }
+  std::int64_t tiles_k() const { return (problem.k + kb - 1) / kb + (k_lead > 0 ? 1 : 0); }
+  // The k piece that starts at row p0 of B.
+  std::int64_t piece_of(std::int64_t p0) const { return p0 / kb + (k_lead > 0 && p0 > 0 ? 1 : 0); }
 };
 
 // Elements of the product's scalar that one C slot of mb x nb takes, with

@@ -105,7 +105,7 @@ std::string shape_text(const GemmProblem& p) {
 }
 std::string describe_plan(const PipelinePlan& plan) {
   std::ostringstream s;
-  s << " -> mb=" << plan.mb << " nb=" << plan.nb << " kb=" << plan.kb << " slots a/b/c=" << plan.slots_a << "/"
+  s << " -> mb=" << plan.mb << " nb=" << plan.nb << " kb=" << plan.kb << " lead=" << plan.k_lead << " slots a/b/c=" << plan.slots_a << "/"
     << plan.slots_b << "/" << plan.slots_c << " device_bytes=" << plan.device_bytes << " ops=" << plan.ops.size()
     << " in_core=" << plan.in_core;
   return s.str();
@@ -721,7 +721,7 @@ BOOST_AUTO_TEST_CASE(k_rounds_then_tiles) {
     // (tile, k piece) of each multiply in plan order.
     std::vector<std::pair<i64, i64>> seen;
     for (const Op& op : plan.ops)
-      if (op.kind == OpKind::multiply) seen.emplace_back(op.tile, op.p0 / plan.kb);
+      if (op.kind == OpKind::multiply) seen.emplace_back(op.tile, plan.piece_of(op.p0));
     const i64 tiles = plan.tiles_m() * plan.tiles_n();
     const bool all_resident = plan.slots_a == plan.tiles_m() * tk && plan.slots_b == tk * plan.tiles_n() &&
                               plan.slots_c == tiles;
@@ -769,8 +769,8 @@ BOOST_AUTO_TEST_CASE(rounds_free_a_multiply_per_upload) {
       std::set<std::pair<i64, i64>> a_up, b_up;  // (row or column of tiles, k piece)
       i64 uploads = 0, ready = 0, multiplies = 0;
       for (const Op& op : plan.ops) {
-        if (op.kind == OpKind::upload_a) a_up.insert({op.i0 / plan.mb, op.p0 / plan.kb});
-        if (op.kind == OpKind::upload_b) b_up.insert({op.j0 / plan.nb, op.p0 / plan.kb});
+        if (op.kind == OpKind::upload_a) a_up.insert({op.i0 / plan.mb, plan.piece_of(op.p0)});
+        if (op.kind == OpKind::upload_b) b_up.insert({op.j0 / plan.nb, plan.piece_of(op.p0)});
         if (op.kind == OpKind::multiply) ++multiplies;
         if (op.kind != OpKind::upload_a && op.kind != OpKind::upload_b) continue;
         if (multiplies >= rounds * tiles) break;  // past the rounds
@@ -782,6 +782,37 @@ BOOST_AUTO_TEST_CASE(rounds_free_a_multiply_per_upload) {
                                                           << " uploads only " << ready << " multiplies can run");
       }
       BOOST_TEST(uploads >= 2 * rounds, shape_text(p) << describe_plan(plan) << ": fewer uploads than the rounds need");
+    }
+  }
+}
+
+// In core, real float from 8192 up (bound by its kernels, in rounds) cuts
+// its first k piece in two: a lead piece a quarter as deep goes up and is
+// multiplied first, so the first multiply waits for the lead pieces of A
+// and B only, a quarter of the bytes of whole first pieces. Other products
+// keep uniform pieces.
+BOOST_AUTO_TEST_CASE(rounds_start_with_a_lead_piece) {
+  for (const auto& [n, elem, flops] : std::vector<std::tuple<i64, i64, i64>>{
+           {4096, 4, 2}, {8192, 4, 2}, {16384, 4, 2}, {8192, 8, 2}, {16384, 8, 2}, {8192, 16, 8}, {2048, 4, 2},
+           {4096, 8, 2}}) {
+    for (bool staged : {false, true}) {
+      const GemmProblem p = problem(n, n, n, elem, flops, staged);
+      PipelinePlan plan;
+      if (!plan_with_room(p, plan)) return;
+      Facts facts;
+      PipelineLimits lim;
+      lim.device_budget_bytes = i64(80) << 30;
+      if (!check_plan(p, lim, plan, &facts)) return;
+      if (!(elem == 4 && flops == 2 && n >= 8192)) {
+        BOOST_TEST(plan.k_lead == 0, shape_text(p) << describe_plan(plan) << ": a lead piece");
+        continue;
+      }
+      BOOST_TEST((plan.k_lead > 0 && 4 * plan.k_lead <= plan.kb + 4 * 128),
+                 shape_text(p) << describe_plan(plan) << ": lead piece " << plan.k_lead);
+      const double lead_pieces = double(plan.mb + plan.nb) * double(plan.k_lead) / (2.0 * double(n) * double(n));
+      BOOST_TEST(facts.first_multiply_fraction <= lead_pieces * 1.000001,
+                 shape_text(p) << describe_plan(plan) << ": first multiply after " << facts.first_multiply_fraction
+                               << " of the input bytes, the lead pieces are " << lead_pieces);
     }
   }
 }
