@@ -1,7 +1,8 @@
 // Large products on the GPU, checked without an O(n^3) host reference:
 // random probe vectors (||C x - A (B x)||, Freivalds) and sampled entries
 // against host dot products in long double.
-//  - N = 4096 square, fp32 and fp64, both backends;
+//  - N = 4096 square, fp32 and fp64, both backends; N = 8192 fp32, whose
+//    default plan differs (quarter tiles, a lead k piece);
 //  - a product whose C has more than 2^31 elements (float, 46400^2, k = 16):
 //    64-bit indexing all the way; skipped with a message when host or
 //    device memory is short;
@@ -82,16 +83,16 @@ double check_product(const M& c, const M& a, const M& b, typename M::Scalar alph
   return worst;
 }
 
-template <class S> void square_4096(egpu::Backend backend) {
+template <class S> void square(Index n, egpu::Backend backend) {
   using M = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
-  const Index n = 4096;
   egpu::Options opt;
   opt.backend = backend;
   const M a = random_matrix<M>(n, n), b = random_matrix<M>(n, n);
   M c(n, n);
   poison(c);
   c.noalias() = egpu::gpu(a * b, opt);
-  const std::string what = std::string(backend_name(backend)) + " " + scalar_name<S>() + " N=4096 noalias() =";
+  const std::string what =
+      std::string(backend_name(backend)) + " " + scalar_name<S>() + " N=" + std::to_string(n) + " noalias() =";
   BOOST_TEST(all_finite(c), what << ": NaN or Inf left in C");
   double worst = check_product(c, a, b, S(1), nullptr, 2000, what);
   // Accumulate with a scalar factor on top.
@@ -99,17 +100,20 @@ template <class S> void square_4096(egpu::Backend backend) {
   const S alpha = random_scalar<S>();
   c.noalias() += egpu::gpu(alpha * a * b, opt);
   worst = std::max(worst, check_product(c, a, b, alpha, &c0, 500, what + " then += alpha*A*B"));
-  std::printf("gemm_large: %s %s N=4096: worst error ratio %.3g\n", backend_name(backend), scalar_name<S>(), worst);
+  std::printf("gemm_large: %s %s N=%ld: worst error ratio %.3g\n", backend_name(backend), scalar_name<S>(),
+              static_cast<long>(n), worst);
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(large, *boost::unit_test::precondition(gpu_available))
 
-BOOST_AUTO_TEST_CASE(square_4096_float_own) { square_4096<float>(egpu::Backend::own); }
-BOOST_AUTO_TEST_CASE(square_4096_double_own) { square_4096<double>(egpu::Backend::own); }
-BOOST_AUTO_TEST_CASE(square_4096_float_cublas) { square_4096<float>(egpu::Backend::cublas); }
-BOOST_AUTO_TEST_CASE(square_4096_double_cublas) { square_4096<double>(egpu::Backend::cublas); }
+BOOST_AUTO_TEST_CASE(square_4096_float_own) { square<float>(4096, egpu::Backend::own); }
+BOOST_AUTO_TEST_CASE(square_4096_double_own) { square<double>(4096, egpu::Backend::own); }
+BOOST_AUTO_TEST_CASE(square_4096_float_cublas) { square<float>(4096, egpu::Backend::cublas); }
+BOOST_AUTO_TEST_CASE(square_4096_double_cublas) { square<double>(4096, egpu::Backend::cublas); }
+BOOST_AUTO_TEST_CASE(square_8192_float_own) { square<float>(8192, egpu::Backend::own); }
+BOOST_AUTO_TEST_CASE(square_8192_float_cublas) { square<float>(8192, egpu::Backend::cublas); }
 
 // C with more than 2^31 elements: every index computation must be 64-bit.
 BOOST_AUTO_TEST_CASE(more_than_2_31_elements) {
