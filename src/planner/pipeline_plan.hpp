@@ -1,5 +1,6 @@
 // Plans a host-resident product as a pipeline through a device memory
-// budget. C is cut into mb x nb tiles and k into kb-deep pieces; pieces of
+// budget. C is cut into mb x nb tiles and k into kb-deep pieces (the first
+// of them cut in two where PipelinePlan::k_lead says so); pieces of
 // A (mb x kb) and B (kb x nb) live in device slots, C tiles in C slots. The
 // plan is the list of operations in issue order, with the slot each one
 // uses, and the bytes that cross PCIe. Pure C++: no CUDA calls, tested on

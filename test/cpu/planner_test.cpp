@@ -105,9 +105,9 @@ std::string shape_text(const GemmProblem& p) {
 }
 std::string describe_plan(const PipelinePlan& plan) {
   std::ostringstream s;
-  s << " -> mb=" << plan.mb << " nb=" << plan.nb << " kb=" << plan.kb << " lead=" << plan.k_lead << " slots a/b/c=" << plan.slots_a << "/"
-    << plan.slots_b << "/" << plan.slots_c << " device_bytes=" << plan.device_bytes << " ops=" << plan.ops.size()
-    << " in_core=" << plan.in_core;
+  s << " -> mb=" << plan.mb << " nb=" << plan.nb << " kb=" << plan.kb << " lead=" << plan.k_lead
+    << " slots a/b/c=" << plan.slots_a << "/" << plan.slots_b << "/" << plan.slots_c
+    << " device_bytes=" << plan.device_bytes << " ops=" << plan.ops.size() << " in_core=" << plan.in_core;
   return s.str();
 }
 const char* kind_name(OpKind k) {
@@ -695,7 +695,8 @@ BOOST_AUTO_TEST_CASE(float_from_8192_takes_quarter_tiles_4096_deep) {
       if (!plan_with_room(p, plan)) return;
       BOOST_TEST((plan.mb == plan.nb && plan.mb <= std::min<i64>(8192, ceil_div(n, 4 * 128) * 128)),
                  shape_text(p) << describe_plan(plan) << ": tiles larger than a quarter of C's side");
-      BOOST_TEST(plan.tiles_m() * plan.tiles_n() >= 16, shape_text(p) << describe_plan(plan) << ": fewer than 16 tiles");
+      BOOST_TEST(plan.tiles_m() * plan.tiles_n() >= 16,
+                 shape_text(p) << describe_plan(plan) << ": fewer than 16 tiles");
       BOOST_TEST(plan.kb == 4096, shape_text(p) << describe_plan(plan) << ": pieces not 4096 deep");
     }
 }

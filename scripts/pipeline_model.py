@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Rough time of an in-core host-resident product's pipeline, from rates.
+
+Models the plans of src/planner/pipeline_plan.cpp in core: square C tiles
+in growing squares, the first ROUNDS k pieces round all tiles, then each
+tile's other pieces in turn; a piece goes up when first needed. One upload
+stream in plan order, the kernels one at a time (two lanes share the GPU),
+each tile's download after its last multiply on one download stream;
+uploads run at UP GB/s, times --both-factor while a download runs.
+
+  pipeline_model.py N ELEM TILE KB ROUNDS [--up GBs] [--rate TFLOPs]
+  pipeline_model.py N ELEM --search [--up GBs] [--rate TFLOPs]
+
+ELEM is 4 (float) or 8 (double). --search tries tiles of N/8 to N/2 (at
+least 1024), pieces of 512 to 4096 deep and every number of rounds, and
+prints the fastest plans. With flat rates (the defaults: every piece up at
+55 GB/s, every kernel at the given Tflop/s) it bounds what this family of
+plans can reach; measured rates on short pieces and short DMA runs are
+lower (bench/results/float-tiles-probe-2026-11-27-h200.txt).
+"""
+import argparse
+import math
+
+
+def tile_order(tm, tn):
+    order = []
+    for s in range(max(tm, tn)):
+        if s < tm:
+            order += [(s, j) for j in range(min(s, tn - 1) + 1)]
+        if s < tn:
+            order += [(i, s) for i in range(min(s, tm) - 1, -1, -1)]
+    return order
+
+
+def plan_ops(n, tile, kb, rounds):
+    """The operations in issue order: ('up', key, elements) / ('mul', tile, a, b, flops, last) / ('down', tile, elements)."""
+    t = math.ceil(n / tile)
+    tk = math.ceil(n / kb)
+    order = tile_order(t, t)
+    steps = [(x, p) for p in range(min(rounds, tk)) for x in range(len(order))]
+    steps += [(x, p) for x in range(len(order)) for p in range(min(rounds, tk), tk)]
+    ops, up = [], set()
+    for x, p in steps:
+        i, j = order[x]
+        mi, nj, kp = min(tile, n - i * tile), min(tile, n - j * tile), min(kb, n - p * kb)
+        for key, elems in ((("a", i, p), mi * kp), (("b", p, j), kp * nj)):
+            if key not in up:
+                up.add(key)
+                ops.append(("up", key, elems))
+        ops.append(("mul", x, ("a", i, p), ("b", p, j), 2 * mi * nj * kp, p == tk - 1))
+        if p == tk - 1:
+            ops.append(("down", x, mi * nj))
+    return ops
+
+
+def simulate(ops, elem, up_rate, down_rate, kernel_rate, both_factor):
+    """Seconds until the last download ends (iterated: downloads slow the uploads they overlap)."""
+    slow, end = [], 0.0
+    for _ in range(4):
+        t_up = t_gpu = t_down = 0.0
+        ready, done, downs = {}, {}, []
+        for op in ops:
+            if op[0] == "up":
+                d = op[2] * elem / up_rate
+                if any(s <= t_up + d / 2 < e for s, e in slow):
+                    d /= both_factor
+                t_up += d
+                ready[op[1]] = t_up
+            elif op[0] == "mul":
+                t_gpu = max(t_gpu, ready[op[2]], ready[op[3]]) + op[4] / kernel_rate
+                if op[5]:
+                    done[op[1]] = t_gpu
+            else:
+                start = max(t_down, done[op[1]])
+                t_down = start + op[2] * elem / (down_rate * both_factor)
+                downs.append((start, t_down))
+        slow, end = downs, max(t_down, t_gpu)
+    return end
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("n", type=int)
+    ap.add_argument("elem", type=int, choices=(4, 8))
+    ap.add_argument("plan", type=int, nargs="*", help="TILE KB ROUNDS")
+    ap.add_argument("--search", action="store_true")
+    ap.add_argument("--up", type=float, default=55.0, help="GB/s each way")
+    ap.add_argument("--both-factor", type=float, default=0.88, help="each way's share while both run")
+    ap.add_argument("--rate", type=float, default=56.0, help="kernel Tflop/s")
+    a = ap.parse_args()
+    rate, up = a.rate * 1e12, a.up * 1e9
+    gemm = 2 * a.n**3 / rate
+
+    def run(tile, kb, rounds):
+        return simulate(plan_ops(a.n, tile, kb, rounds), a.elem, up, up, rate, a.both_factor)
+
+    if a.search:
+        found = []
+        tiles = sorted({max(1024, a.n // d) for d in (8, 4, 2)})
+        for tile in tiles:
+            for kb in (512, 1024, 2048, 4096):
+                for rounds in range(math.ceil(a.n / kb) + 1):
+                    found.append((run(tile, kb, rounds), tile, kb, rounds))
+        for t, tile, kb, rounds in sorted(found)[:5]:
+            print(f"tile {tile} kb {kb} rounds {rounds}: {t * 1e3:.2f} ms, {t / gemm:.3f} x the GEMM's {gemm * 1e3:.2f} ms")
+    elif len(a.plan) == 3:
+        t = run(*a.plan)
+        print(f"{t * 1e3:.2f} ms, {t / gemm:.3f} x the GEMM's {gemm * 1e3:.2f} ms")
+    else:
+        ap.error("give TILE KB ROUNDS, or --search")
+
+
+if __name__ == "__main__":
+    main()
