@@ -44,12 +44,15 @@ struct Options {
   // Edge of the C tiles and depth of the k pieces the pipeline moves, at
   // most (a tile is rounded up to a multiple of 128 unless the dimension is
   // smaller, and shrunk to fit the device budget); 0 chooses from the shape.
+  // With both 0, real float from 8192 up also cuts its first k piece in
+  // two (a quarter of it, then the rest), so that the kernels start early.
   std::int64_t panel = 0;
   std::int64_t k_panel = 0;
   // When A, B and C all stay on the device: how many leading k pieces every
   // C tile gets, round by round over the tiles, before the tiles are
   // finished one by one; a negative value chooses (half of the pieces for
-  // products of 1024 flops or more per byte of A and B, else none).
+  // products of 1024 flops or more per byte of A and B, one more where the
+  // first piece is cut in two, else none).
   std::int64_t k_rounds = -1;
   // Coefficient-wise expressions move through the pipeline in chunks of
   // about this many bytes of their widest operand; 0 chooses (8 MiB).
