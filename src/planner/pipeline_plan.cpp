@@ -172,7 +172,9 @@ std::vector<std::int64_t> piece_starts(const GemmProblem& p, const Sizes& s) {
   for (std::int64_t p0 = s.kb; p0 < p.k; p0 += s.kb) starts.push_back(p0);
   return starts;
 }
-std::int64_t pieces_k(const GemmProblem& p, const Sizes& s) { return ceil_div(p.k, s.kb) + (s.lead > 0 ? 1 : 0); }
+std::int64_t pieces_k(const GemmProblem& p, const Sizes& s) {
+  return static_cast<std::int64_t>(piece_starts(p, s).size());
+}
 
 // Every piece of A and B and every C tile has a slot of its own.
 bool holds_everything(const GemmProblem& p, const Sizes& s) {
@@ -236,8 +238,8 @@ Sizes with_lead(const GemmProblem& p, const Sizes& s, std::int64_t budget) {
     return s;
   Sizes led = s;
   led.lead = round_up(s.kb / 4, kGranule);
-  led.slots_a = static_cast<std::int32_t>(tm * (tk + 1));
-  led.slots_b = static_cast<std::int32_t>((tk + 1) * tn);
+  led.slots_a = static_cast<std::int32_t>(tm * pieces_k(p, led));
+  led.slots_b = static_cast<std::int32_t>(pieces_k(p, led) * tn);
   return slot_elements(p, led) <= budget ? led : s;
 }
 

@@ -792,7 +792,7 @@ BOOST_AUTO_TEST_CASE(rounds_free_a_multiply_per_upload) {
 // multiplied first, so the first multiply waits for the lead pieces of A
 // and B only, a quarter of the bytes of whole first pieces. Other products
 // keep uniform pieces.
-BOOST_AUTO_TEST_CASE(rounds_start_with_a_lead_piece) {
+BOOST_AUTO_TEST_CASE(float_from_8192_starts_with_a_lead_piece) {
   for (const auto& [n, elem, flops] : std::vector<std::tuple<i64, i64, i64>>{
            {4096, 4, 2}, {8192, 4, 2}, {16384, 4, 2}, {8192, 8, 2}, {16384, 8, 2}, {8192, 16, 8}, {2048, 4, 2},
            {4096, 8, 2}}) {
