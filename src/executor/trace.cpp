@@ -67,6 +67,7 @@ Trace::~Trace() {
 int Trace::begin(const std::string& name, const std::string& lane, cudaStream_t stream) {
   if (!m_active) return -1;
   Span s{name, lane};
+  s.queued = std::chrono::steady_clock::now();
   runtime::cuda_check(cudaEventCreate(&s.start), "cudaEventCreate");
   runtime::cuda_check(cudaEventCreate(&s.stop), "cudaEventCreate");
   runtime::cuda_check(cudaEventRecord(s.start, stream), "cudaEventRecord");
@@ -83,6 +84,9 @@ void Trace::end(int span, cudaStream_t stream) {
     stop = m_spans[static_cast<std::size_t>(span)].stop;
   }
   runtime::cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+  const auto issued = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_spans[static_cast<std::size_t>(span)].issued = issued;
 }
 
 void Trace::flush() {
@@ -106,6 +110,8 @@ void Trace::flush() {
   add("call " + std::to_string(m_call), "host", host_start,
       us(std::chrono::steady_clock::now() - m_host_start).count());
   for (const Span& s : m_spans) {
+    if (s.issued > s.queued)
+      add(s.name, "issue " + s.lane, us(s.queued - t.origin_host).count(), us(s.issued - s.queued).count());
     float start_ms = 0, stop_ms = 0;
     if (cudaEventElapsedTime(&start_ms, t.origin, s.start) != cudaSuccess ||
         cudaEventElapsedTime(&stop_ms, t.origin, s.stop) != cudaSuccess) {

@@ -2,7 +2,10 @@
 // kernels in Chrome's trace format (chrome://tracing, Perfetto), rewritten
 // after every traced call with everything recorded so far. Each span names
 // its call (args.call); a "host" lane holds each call's own time on the
-// host, from the start of its trace to its end.
+// host, from the start of its trace to its end, and each span's lane has
+// an "issue" twin: when the host queued the span's work, from its begin()
+// to its end() (a pipeline whose host queues slower than the device works
+// shows there).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,6 +38,7 @@ class Trace {
   struct Span {
     std::string name, lane;
     cudaEvent_t start = nullptr, stop = nullptr;
+    std::chrono::steady_clock::time_point queued, issued;  // on the host: begin(), end()
   };
   bool m_active = false;
   int m_call = 0;  // the process's traced calls, counted from 1
