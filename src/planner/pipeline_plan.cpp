@@ -100,18 +100,24 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 //   narrow while its kernels still span all the rows;
 // - the panels go down, column by column, while the next ones go up.
 // Double takes panels of an eighth of n (256 to 512 wide) and pieces half
-// of k deep, float halves of n and pieces a quarter of k deep: float's
-// kernels lose more rate on narrow tiles. (Measured on an H200, page-locked,
-// x floor, median of 5 runs of 5 calls, against the square tiles before,
-// own kernel / cuBLAS: double 4096 1.23 / 1.24 against 1.35 / 1.37, 2048
-// 1.28 / 1.25 against 1.44 / 1.43, 1024 1.69 / 1.60 against 1.79 / 1.72;
-// float 2048 1.68 / 1.65 against 1.79 / 1.70, 1024 2.19 / 2.22 against
-// 2.30 / 2.38. Float at 4096 does 1024 flops per byte and keeps its square
-// tiles in rounds: as column panels it took 1.65-1.77 against 1.44.) Staged
-// (pageable) operands keep the square tiles: their pieces cost the host a
-// hand-over each, and column panels, with more pieces, took 0.65 ms
-// against 0.58 at 1024 float (medians of 5 runs; from 2048 up the runs
-// varied by more than the change).
+// of k deep. Float takes panels 256 wide and pieces of all of k (at most
+// 4096): each panel is then one multiply of all its depth, and every
+// piece one long copy. Float's kernels on pieces of a part of k ran at a
+// fraction of their rate (2048 x 1024 x 512 at 28-37 Tflop/s, four in a row
+// on one C tile), and each DMA costs about 3 us over its bytes (8 MiB in
+// 256 KiB pieces went up at 34 GB/s, in 1 MiB pieces at 46, in one at 52;
+// any number of streams). (Measured on an H200, page-locked, x floor, two
+// rounds, own kernel / cuBLAS: float 2048 1.61-1.63 / 1.51-1.52 against
+// 1.72-1.74 / 1.66-1.76 with halves of n and quarters of k, 1024 2.02-2.15
+// / 1.96-2.03 against 2.22-2.26 / 2.22-2.30; 128-wide panels and pieces of
+// a part of k took longer. Double against the square tiles before: 4096
+// 1.23 / 1.24 against 1.35 / 1.37, 2048 1.28 / 1.25 against 1.44 / 1.43,
+// 1024 1.69 / 1.60 against 1.79 / 1.72.) Float at 4096 does 1024 flops per
+// byte and keeps its square tiles in rounds: as column panels it took
+// 1.65-1.77 against 1.44. Staged (pageable) operands keep the square
+// tiles: their pieces cost the host a hand-over each, and column panels,
+// with more pieces, took 0.65 ms against 0.58 at 1024 float (medians of 5
+// runs; from 2048 up the runs varied by more than the change).
 constexpr std::int64_t kMaxPanelRows = 4096;
 bool takes_column_panels(const GemmProblem& p) {
   return !p.staged && p.flops_per_element == 2 && p.m <= kMaxPanelRows && bound_by_uploads(p);
@@ -123,8 +129,7 @@ TileTarget column_panels(const GemmProblem& p) {
   if (double_real(p))
     return {p.m, std::clamp<std::int64_t>(ceil_div(p.n, 8), kGranule * 2, kGranule * 4),
             std::clamp<std::int64_t>(ceil_div(p.k, 2), kGranule * 4, kGranule * 32)};
-  return {p.m, std::max<std::int64_t>(kGranule, ceil_div(p.n, 2)),
-          std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 2, kGranule * 32)};
+  return {p.m, kGranule * 2, std::min<std::int64_t>(p.k, kGranule * 32)};
 }
 
 // Least-recently-used assignment of pieces to a fixed number of slots.

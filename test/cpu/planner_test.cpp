@@ -634,8 +634,9 @@ BOOST_AUTO_TEST_CASE(in_core_tiles_grow_in_squares) {
 // A real product of at most 4096 rows bound by its uploads (fewer than
 // 1024 flops per byte of A and B) from page-locked memory takes column
 // panels in core: every tile spans all rows of C, so every A piece is whole
-// columns of A; the last panel is at most a quarter of C for double and a
-// half for float; the panels go left to right. Products of more rows, and
+// columns of A; the last panel is at most a quarter of C for double, and
+// float's panels are at most 256 wide with pieces of all of k (up to 4096);
+// the panels go left to right. Products of more rows, and
 // real ones of more flops per byte (float at 4096 cubed), keep tiles of
 // fewer rows.
 BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
@@ -661,7 +662,10 @@ BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
         }
         BOOST_TEST(plan.mb == m, shape_text(p) << describe_plan(plan) << ": not column panels");
         ++panels;
-        const i64 quarter_or_half = elem == 8 ? std::max<i64>(256, n / 4) : std::max<i64>(128, n / 2);
+        const i64 last_panel_max = elem == 8 ? std::max<i64>(256, n / 4) : 256;
+        if (elem == 4)
+          BOOST_TEST(plan.kb == std::min<i64>(k, 4096), shape_text(p) << describe_plan(plan) << ": float pieces "
+                                                                      << plan.kb << " deep");
         i64 last_j0 = -1;
         for (const Op& op : plan.ops) {
           if (op.kind == OpKind::upload_a)
@@ -671,9 +675,9 @@ BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
           BOOST_TEST(op.j0 > last_j0, shape_text(p) << describe_plan(plan) << ": panel at " << op.j0 << " after "
                                                     << last_j0);
           last_j0 = op.j0;
-          if (op.j0 + op.nj == n)
-            BOOST_TEST(op.nj <= quarter_or_half, shape_text(p) << describe_plan(plan) << ": a last panel of "
-                                                               << op.nj << " columns");
+          if (op.j0 + op.nj == n || elem == 4)
+            BOOST_TEST(op.nj <= last_panel_max, shape_text(p) << describe_plan(plan) << ": a panel of " << op.nj
+                                                              << " columns");
         }
       }
     }
