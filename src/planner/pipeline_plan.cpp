@@ -37,14 +37,17 @@ bool double_real(const GemmProblem& p) { return p.elem_size >= 4 * p.flops_per_e
 // Real float: 4-byte elements, 2 flops each.
 bool float_real(const GemmProblem& p) { return p.elem_size == 4 && p.flops_per_element == 2; }
 
+// Flops per byte of A and B.
+double flops_per_byte(const GemmProblem& p) {
+  const double flops = double(p.flops_per_element) * double(p.m) * double(p.n) * double(p.k);
+  const double bytes = double(p.elem_size) * (double(p.m) * double(p.k) + double(p.k) * double(p.n));
+  return flops / bytes;
+}
+
 // Fewer than 1024 flops per byte of A and B: the GPU, at 50-60 Tflop/s of
 // double against 50-55 GB/s over the link (H100, H200), waits for the
 // uploads rather than the uploads for the kernels.
-bool bound_by_uploads(const GemmProblem& p) {
-  const double flops = double(p.flops_per_element) * double(p.m) * double(p.n) * double(p.k);
-  const double bytes = double(p.elem_size) * (double(p.m) * double(p.k) + double(p.k) * double(p.n));
-  return flops < 1024 * bytes;
-}
+bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 
 // Defaults where column panels (below) do not apply or do not fit. C tiles:
 // products whose operands all go by DMA from page-locked memory and that
@@ -100,24 +103,31 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 //   narrow while its kernels still span all the rows;
 // - the panels go down, column by column, while the next ones go up.
 // Double takes panels of an eighth of n (256 to 512 wide) and pieces half
-// of k deep. Float takes panels 256 wide and pieces of all of k (at most
-// 4096): each panel is then one multiply of all its depth, and every
-// piece one long copy. Float's kernels on pieces of a part of k ran at a
-// fraction of their rate (2048 x 1024 x 512 at 28-37 Tflop/s, four in a row
-// on one C tile), and each DMA costs about 3 us over its bytes (8 MiB in
-// 256 KiB pieces went up at 34 GB/s, in 1 MiB pieces at 46, in one at 52;
-// any number of streams). (Measured on an H200, page-locked, x floor, two
-// rounds, own kernel / cuBLAS: float 2048 1.61-1.63 / 1.51-1.52 against
-// 1.72-1.74 / 1.66-1.76 with halves of n and quarters of k, 1024 2.02-2.15
-// / 1.96-2.03 against 2.22-2.26 / 2.22-2.30; 128-wide panels and pieces of
-// a part of k took longer. Double against the square tiles before: 4096
-// 1.23 / 1.24 against 1.35 / 1.37, 2048 1.28 / 1.25 against 1.44 / 1.43,
-// 1024 1.69 / 1.60 against 1.79 / 1.72.) Float at 4096 does 1024 flops per
-// byte and keeps its square tiles in rounds: as column panels it took
-// 1.65-1.77 against 1.44. Staged (pageable) operands keep the square
-// tiles: their pieces cost the host a hand-over each, and column panels,
-// with more pieces, took 0.65 ms against 0.58 at 1024 float (medians of 5
-// runs; from 2048 up the runs varied by more than the change).
+// of k deep. Float of at most 768 flops per byte (square: n <= 3072) takes
+// panels 256 wide with pieces of all of k (at most 4096): each panel is
+// then one multiply of all its depth, and every piece one long copy.
+// Float's kernels on pieces of a part of k ran at a fraction of their rate
+// (2048 x 1024 x 512 at 28-37 Tflop/s, four in a row on one C tile), and
+// each DMA costs about 3 us over its bytes (8 MiB in 256 KiB pieces went
+// up at 34 GB/s, in 1 MiB pieces at 46, in one at 52; on any number of
+// streams). Float of more flops per byte takes halves of n and pieces a
+// quarter of k deep: its kernels, on the thin panels, no longer keep up
+// with the uploads. (Measured on an H200, page-locked, x floor, three
+// rounds, own kernel / cuBLAS, narrow whole-k panels against halves and
+// quarters: float 1024 1.88-2.12 / 1.85-2.15 against 2.14-2.36 / 2.09-2.51,
+// 1536 1.57-1.63 / 1.59-1.70 against 2.02-2.20 / 1.85-2.05, 2048 1.57-1.68
+// / 1.50-1.56 against 1.65-1.80 / 1.64-1.76, 3072 1.68-1.70 / 1.57-1.60
+// against 1.82-1.87 / 1.79-1.83; 3584 1.81-1.85 / 1.71-1.75 against
+// 1.78-1.82 / 1.80-1.87, 4000 1.60 / 1.55-1.56 against 1.54-1.58 /
+// 1.62-1.64; 384 and 512 wide panels took longer. Double against the
+// square tiles before: 4096 1.23 / 1.24 against 1.35 / 1.37, 2048 1.28 /
+// 1.25 against 1.44 / 1.43, 1024 1.69 / 1.60 against 1.79 / 1.72.) Float at
+// 4096 does 1024 flops per byte and keeps its square tiles in rounds: as
+// column panels it took 1.65-1.77 against 1.44. Staged (pageable) operands
+// keep the square tiles: their pieces cost the host a hand-over each, and
+// column panels, with more pieces, took 0.65 ms against 0.58 at 1024 float
+// (medians of 5 runs; from 2048 up the runs varied by more than the
+// change).
 constexpr std::int64_t kMaxPanelRows = 4096;
 bool takes_column_panels(const GemmProblem& p) {
   return !p.staged && p.flops_per_element == 2 && p.m <= kMaxPanelRows && bound_by_uploads(p);
@@ -129,7 +139,9 @@ TileTarget column_panels(const GemmProblem& p) {
   if (double_real(p))
     return {p.m, std::clamp<std::int64_t>(ceil_div(p.n, 8), kGranule * 2, kGranule * 4),
             std::clamp<std::int64_t>(ceil_div(p.k, 2), kGranule * 4, kGranule * 32)};
-  return {p.m, kGranule * 2, std::min<std::int64_t>(p.k, kGranule * 32)};
+  if (flops_per_byte(p) <= 768) return {p.m, kGranule * 2, std::min<std::int64_t>(p.k, kGranule * 32)};
+  return {p.m, std::max<std::int64_t>(kGranule, ceil_div(p.n, 2)),
+          std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 2, kGranule * 32)};
 }
 
 // Least-recently-used assignment of pieces to a fixed number of slots.
