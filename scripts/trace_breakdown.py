@@ -7,7 +7,8 @@
 For each call: its time on the host (the "host" lane), the span its device
 work covers, the host time outside that span (set-up before the first copy,
 finishing after the last), each lane's busy time (H2D, kernels, D2H), when
-the first kernel starts and how long the last download takes. Times in ms.
+the first kernel starts and how long the last download takes, and the host
+time spent queueing the device work (the "issue" lanes). Times in ms.
 """
 import argparse
 import collections
@@ -29,7 +30,8 @@ def main():
     for call in ids:
         spans = calls[call]
         host = [e for e in spans if e["tid"] == "host"]
-        device = [e for e in spans if e["tid"] != "host"]
+        device = [e for e in spans if e["tid"] != "host" and not e["tid"].startswith("issue")]
+        issued = [e for e in spans if e["tid"].startswith("issue")]
         if not device:
             continue
         start = min(e["ts"] for e in device)
@@ -47,6 +49,8 @@ def main():
                     f" after it {(h['ts'] + h['dur'] - end) / 1e3:.3f};"
         line += f" device span {(end - start) / 1e3:.3f};"
         line += " busy " + ", ".join(f"{k} {v / 1e3:.3f}" for k, v in sorted(busy.items())) + ";"
+        if issued:
+            line += f" queueing {sum(e['dur'] for e in issued) / 1e3:.3f};"
         if kernels:
             line += f" first kernel at {(min(e['ts'] for e in kernels) - start) / 1e3:.3f}"
         if downloads:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders an EGPU_TRACE timeline (Chrome trace JSON) as a PNG: one row per
-# stream (H2D, kernels, D2H), one box per copy or kernel.
+# stream (H2D, kernels, D2H), one box per copy or kernel, and below each an
+# "issue" row: when the host queued that work.
 #
 #   scripts/trace_plot.sh trace.json out.png [first_ms last_ms]
 #
