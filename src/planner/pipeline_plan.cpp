@@ -95,8 +95,8 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 }
 
 // The default C tiles of a real product of at most 4096 rows that is bound
-// by its uploads and goes up by DMA from page-locked memory: column panels,
-// each all the rows of C, so that
+// by its uploads and goes up by DMA from page-locked memory (narrow float,
+// below, from any memory): column panels, each all the rows of C, so that
 // - an A piece (all rows, kb columns) is one contiguous run of a
 //   column-major A, which goes up faster than a block of short columns;
 // - the last panel, multiplied and brought down after the last upload, is
@@ -124,13 +124,18 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 // 1.25 against 1.44 / 1.43, 1024 1.69 / 1.60 against 1.79 / 1.72.) Float at
 // 4096 does 1024 flops per byte and keeps its square tiles in rounds: as
 // column panels it took 1.65-1.77 against 1.44. Staged (pageable) operands
-// keep the square tiles: their pieces cost the host a hand-over each, and
-// column panels, with more pieces, took 0.65 ms against 0.58 at 1024 float
-// (medians of 5 runs; from 2048 up the runs varied by more than the
-// change).
+// keep the square tiles but for the narrow float panels: each staged piece
+// costs the host a hand-over, and halves and quarters, with more pieces,
+// took 0.65 ms against 0.58 at 1024 float (medians of 5 runs), while the
+// narrow whole-k panels cut fewer pieces than the square tiles (1024 float
+// 0.48-0.53 ms against 0.54-0.77 in six rounds, 1536 0.89-0.96 against
+// 0.87-1.10, 3072 2.84-3.00 against 3.17-3.46 in three, 2048 alike:
+// 1.49-1.92 against 1.43-1.93).
 constexpr std::int64_t kMaxPanelRows = 4096;
+bool takes_narrow_float_panels(const GemmProblem& p) { return float_real(p) && flops_per_byte(p) <= 768; }
 bool takes_column_panels(const GemmProblem& p) {
-  return !p.staged && p.flops_per_element == 2 && p.m <= kMaxPanelRows && bound_by_uploads(p);
+  return (!p.staged || takes_narrow_float_panels(p)) && p.flops_per_element == 2 && p.m <= kMaxPanelRows &&
+         bound_by_uploads(p);
 }
 struct TileTarget {
   std::int64_t m, n, k;
@@ -139,7 +144,7 @@ TileTarget column_panels(const GemmProblem& p) {
   if (double_real(p))
     return {p.m, std::clamp<std::int64_t>(ceil_div(p.n, 8), kGranule * 2, kGranule * 4),
             std::clamp<std::int64_t>(ceil_div(p.k, 2), kGranule * 4, kGranule * 32)};
-  if (flops_per_byte(p) <= 768) return {p.m, kGranule * 2, std::min<std::int64_t>(p.k, kGranule * 32)};
+  if (takes_narrow_float_panels(p)) return {p.m, kGranule * 2, std::min<std::int64_t>(p.k, kGranule * 32)};
   return {p.m, std::max<std::int64_t>(kGranule, ceil_div(p.n, 2)),
           std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 2, kGranule * 32)};
 }
