@@ -127,10 +127,11 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 // keep the square tiles but for the narrow float panels: each staged piece
 // costs the host a hand-over, and halves and quarters, with more pieces,
 // took 0.65 ms against 0.58 at 1024 float (medians of 5 runs), while the
-// narrow whole-k panels cut fewer pieces than the square tiles (1024 float
-// 0.48-0.53 ms against 0.54-0.77 in six rounds, 1536 0.89-0.96 against
-// 0.87-1.10, 3072 2.84-3.00 against 3.17-3.46 in three, 2048 alike:
-// 1.49-1.92 against 1.43-1.93).
+// narrow whole-k panels cut fewer pieces than the square tiles (pageable
+// float, three rounds, both backends: 1024 0.46-0.51 ms against 0.50-0.61,
+// 1536 0.86-0.96 against 0.92-1.08, 3072 2.72-2.96 against 2.92-3.56;
+// 2048 1.44-1.54 against 1.31-1.63; over nine rounds the medians were
+// 1.53 / 1.54 ms against 1.51 / 1.61, own kernel / cuBLAS).
 constexpr std::int64_t kMaxPanelRows = 4096;
 bool takes_narrow_float_panels(const GemmProblem& p) { return float_real(p) && flops_per_byte(p) <= 768; }
 bool takes_column_panels(const GemmProblem& p) {
