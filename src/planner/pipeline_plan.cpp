@@ -133,6 +133,11 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 // 2048 1.44-1.54 against 1.31-1.63; over nine rounds the medians were
 // 1.53 / 1.54 ms against 1.51 / 1.61, own kernel / cuBLAS).
 constexpr std::int64_t kMaxPanelRows = 4096;
+// At most this many panels: each costs a multiply, a download and its
+// pieces' copies, so a wide C of few rows (64 x 100000) takes wider panels
+// than the widths above.
+constexpr std::int64_t kMaxPanels = 16;
+// Real float of at most 768 flops per byte: the narrow panels above.
 bool takes_narrow_float_panels(const GemmProblem& p) { return float_real(p) && flops_per_byte(p) <= 768; }
 bool takes_column_panels(const GemmProblem& p) {
   return (!p.staged || takes_narrow_float_panels(p)) && p.flops_per_element == 2 && p.m <= kMaxPanelRows &&
@@ -142,10 +147,12 @@ struct TileTarget {
   std::int64_t m, n, k;
 };
 TileTarget column_panels(const GemmProblem& p) {
+  const std::int64_t widest = ceil_div(p.n, kMaxPanels);
   if (double_real(p))
-    return {p.m, std::clamp<std::int64_t>(ceil_div(p.n, 8), kGranule * 2, kGranule * 4),
+    return {p.m, std::max(widest, std::clamp<std::int64_t>(ceil_div(p.n, 8), kGranule * 2, kGranule * 4)),
             std::clamp<std::int64_t>(ceil_div(p.k, 2), kGranule * 4, kGranule * 32)};
-  if (takes_narrow_float_panels(p)) return {p.m, kGranule * 2, std::min<std::int64_t>(p.k, kGranule * 32)};
+  if (takes_narrow_float_panels(p))
+    return {p.m, std::max(widest, kGranule * 2), std::min<std::int64_t>(p.k, kGranule * 32)};
   return {p.m, std::max<std::int64_t>(kGranule, ceil_div(p.n, 2)),
           std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 2, kGranule * 32)};
 }

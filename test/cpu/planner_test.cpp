@@ -638,14 +638,15 @@ BOOST_AUTO_TEST_CASE(in_core_tiles_grow_in_squares) {
 // of A; the last panel is at most a quarter of C for double and a half for
 // float; float of at most 768 flops per byte takes panels at most 256 wide
 // with pieces of all of k (up to 4096), float of more pieces of a part of
-// k; the panels go left to right. Products of more rows, staged ones but
+// k; there are at most 16 panels, left to right. Products of more rows, staged ones but
 // that float, and real ones of more flops per byte (float at 4096 cubed)
 // keep tiles of fewer rows.
 BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
   int panels = 0, others = 0;
   for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
            {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {3001, 1500, 777}, {4096, 1024, 2048},
-           {1024, 8192, 512}, {1, 5000, 300}, {4097, 4097, 1024}, {8192, 8192, 8192}, {3584, 3584, 3584}}) {
+           {1024, 8192, 512}, {1, 5000, 300}, {4097, 4097, 1024}, {8192, 8192, 8192}, {3584, 3584, 3584},
+           {64, 100000, 64}}) {
     for (const auto& [elem, flops] : std::vector<std::pair<i64, i64>>{{4, 2}, {8, 2}, {8, 8}, {16, 8}}) {
       for (bool staged : {false, true}) {
         const GemmProblem p = problem(m, n, k, elem, flops, staged);
@@ -665,13 +666,16 @@ BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
         }
         BOOST_TEST(plan.mb == m, shape_text(p) << describe_plan(plan) << ": not column panels");
         ++panels;
-        const i64 last_panel_max = narrow ? 256 : elem == 8 ? std::max<i64>(256, n / 4) : std::max<i64>(128, n / 2);
+        const i64 last_panel_max = narrow ? std::max<i64>(256, (n / 16 + 255) / 128 * 128)
+                                   : elem == 8 ? std::max<i64>(256, n / 4)
+                                               : std::max<i64>(128, n / 2);
         if (narrow)
           BOOST_TEST(plan.kb == std::min<i64>(k, 4096), shape_text(p) << describe_plan(plan) << ": float pieces "
                                                                       << plan.kb << " deep");
         else if (elem == 4)
           BOOST_TEST(plan.kb < k, shape_text(p) << describe_plan(plan) << ": float pieces of all of k");
         i64 last_j0 = -1;
+        int panels_here = 0;
         for (const Op& op : plan.ops) {
           if (op.kind == OpKind::upload_a)
             BOOST_TEST((op.i0 == 0 && op.mi == m), shape_text(p) << describe_plan(plan) << ": an A piece of rows "
@@ -680,10 +684,12 @@ BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
           BOOST_TEST(op.j0 > last_j0, shape_text(p) << describe_plan(plan) << ": panel at " << op.j0 << " after "
                                                     << last_j0);
           last_j0 = op.j0;
+          ++panels_here;
           if (op.j0 + op.nj == n || narrow)
             BOOST_TEST(op.nj <= last_panel_max, shape_text(p) << describe_plan(plan) << ": a panel of " << op.nj
                                                               << " columns");
         }
+        BOOST_TEST(panels_here <= 16, shape_text(p) << describe_plan(plan) << ": " << panels_here << " panels");
       }
     }
   }
