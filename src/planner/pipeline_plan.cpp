@@ -36,6 +36,9 @@ std::int64_t balanced(std::int64_t extent, std::int64_t target) {
 bool double_real(const GemmProblem& p) { return p.elem_size >= 4 * p.flops_per_element; }
 // Real float: 4-byte elements, 2 flops each.
 bool float_real(const GemmProblem& p) { return p.elem_size == 4 && p.flops_per_element == 2; }
+// Real float of 8192 rows or columns or more: its own tiles, pieces and
+// lead piece (default_panel, default_k_panel, with_lead).
+bool large_float(const GemmProblem& p) { return float_real(p) && std::max(p.m, p.n) >= 8192; }
 
 // Flops per byte of A and B.
 double flops_per_byte(const GemmProblem& p) {
@@ -83,14 +86,14 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 std::int64_t default_panel(const GemmProblem& p) {
   const std::int64_t larger = std::max(p.m, p.n);
   if (double_real(p) && larger >= 8192 && ceil_div(p.m, 4096) * ceil_div(p.n, 4096) >= 4) return 4096;
-  if (float_real(p) && larger >= 8192) return std::min<std::int64_t>(round_up(ceil_div(larger, 4), kGranule), 8192);
+  if (large_float(p)) return std::min<std::int64_t>(round_up(ceil_div(larger, 4), kGranule), 8192);
   if (larger >= 16384) return 8192;
   if (!p.staged && double_real(p))
     return std::clamp<std::int64_t>(round_up(ceil_div(larger, 4), kGranule), kGranule * 4, kGranule * 32);
   return std::max<std::int64_t>(kGranule * 8, ceil_div(larger, 2));
 }
 std::int64_t default_k_panel(const GemmProblem& p) {
-  if (p.k >= 8192 && (double_real(p) || (float_real(p) && std::max(p.m, p.n) >= 8192))) return 4096;
+  if (p.k >= 8192 && (double_real(p) || large_float(p))) return 4096;
   return std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 4, kGranule * 32);
 }
 
@@ -113,8 +116,9 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 // streams). Float of more flops per byte takes halves of n and pieces a
 // quarter of k deep: its kernels, on the thin panels, no longer keep up
 // with the uploads. (Measured on an H200, page-locked, x floor, three
-// rounds, own kernel / cuBLAS, narrow whole-k panels against halves and
-// quarters: float 1024 1.88-2.12 / 1.85-2.15 against 2.14-2.36 / 2.09-2.51,
+// rounds (3584 five, 4000 two), own kernel / cuBLAS, narrow whole-k
+// panels against halves and quarters: float 1024 1.88-2.12 / 1.85-2.15
+// against 2.14-2.36 / 2.09-2.51,
 // 1536 1.57-1.63 / 1.59-1.70 against 2.02-2.20 / 1.85-2.05, 2048 1.57-1.68
 // / 1.50-1.56 against 1.65-1.80 / 1.64-1.76, 3072 1.68-1.70 / 1.57-1.60
 // against 1.82-1.87 / 1.79-1.83; 3584 1.81-1.85 / 1.71-1.75 against
@@ -263,9 +267,7 @@ std::int64_t traffic_estimate(const GemmProblem& p, const Sizes& s) {
 // 1.31-1.52, 16384 pinned with the own kernel 1.20-1.22 against 1.16-1.18.)
 Sizes with_lead(const GemmProblem& p, const Sizes& s, std::int64_t budget) {
   const std::int64_t tm = ceil_div(p.m, s.mb), tn = ceil_div(p.n, s.nb), tk = ceil_div(p.k, s.kb);
-  if (!float_real(p) || std::max(p.m, p.n) < 8192 || !holds_everything(p, s) || bound_by_uploads(p) || tk < 2 ||
-      s.kb < 8 * kGranule)
-    return s;
+  if (!large_float(p) || !holds_everything(p, s) || bound_by_uploads(p) || tk < 2 || s.kb < 8 * kGranule) return s;
   Sizes led = s;
   led.lead = round_up(s.kb / 4, kGranule);
   led.slots_a = static_cast<std::int32_t>(tm * pieces_k(p, led));
