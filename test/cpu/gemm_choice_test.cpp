@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <ostream>
 
+#include "kernels/gemm/gemm_split_k_plan.hpp"
 #include "kernels/gemm/gemm_tiled_choice.hpp"
 
 namespace egpu::kernels {
@@ -192,4 +193,59 @@ BOOST_AUTO_TEST_CASE(scalars_without_a_medium_tile_keep_the_large_one) {
   d.lda = d.ldc = 4095;
   d.ldb = 511;
   BOOST_TEST(dev::choose_tiled_config(d, kSms) == GemmConfig::large);
+}
+
+// Split-k on float's medium tile where both sides of C reach its width and
+// it covers C as well as the skinny tile, else on the skinny tile; other
+// scalars have no medium tile.
+BOOST_AUTO_TEST_CASE(split_k_takes_the_medium_tile_on_two_wide_sides) {
+  BOOST_TEST(dev::splits_on_medium_tile(product(2048, 256, 2048, C, C)));
+  BOOST_TEST(dev::splits_on_medium_tile(product(128, 4096, 4096, C, C)));
+  BOOST_TEST(!dev::splits_on_medium_tile(product(4096, 127, 4096, C, C)));
+  BOOST_TEST(!dev::splits_on_medium_tile(product(64, 8192, 8192, C, C)));
+  // 1000 x 300: the medium tile covers 0.76 of C, the skinny one 0.92.
+  BOOST_TEST(!dev::splits_on_medium_tile(product(1000, 300, 5000, C, C)));
+  BOOST_TEST(!dev::splits_on_medium_tile(product(300, 1000, 5000, C, C)));
+  BOOST_TEST(dev::splits_on_medium_tile(product(1000, 384, 5000, C, C)));
+  GemmArgs<double> d;
+  d.m = d.n = 2048;
+  BOOST_TEST(!dev::splits_on_medium_tile(d));
+  static_assert(dev::tiled_slice_rule<float> == dev::SliceRule::filled_waves);
+  static_assert(dev::tiled_slice_rule<kern::cfloat> == dev::SliceRule::one_wave);
+}
+
+// The slice count of filled_waves: the fill of the block slots over the
+// waves, each slice weighed by its depth; one_wave: one wave at most.
+// Medium tile 128 x 128 x 16, 132 SMs, one block each.
+BOOST_AUTO_TEST_CASE(split_k_counts_slices_by_the_fill_of_their_waves) {
+  auto count = [](std::int64_t m, std::int64_t n, std::int64_t k, int bm = 128, int bn = 128,
+                  dev::SliceRule rule = dev::SliceRule::filled_waves) {
+    return dev::plan_split_k(m, n, k, bm, bn, 16, kSms, 1, rule).count;
+  };
+  BOOST_TEST(count(3072, 256, 3072) == 8);  // 48 tiles: 384 blocks (2.9 waves), not 96 in 2 slices
+  BOOST_TEST(count(2048, 256, 2048) == 4);  // 32 tiles: 128 blocks (0.97 of a wave)
+  BOOST_TEST(count(1024, 256, 1024) == 8);  // 16 tiles, slices 128 deep
+  BOOST_TEST(count(4096, 256, 4096) == 2);  // 64 tiles
+  BOOST_TEST(count(8192, 64, 8192, 256, 64) == 4);  // the skinny tile: 32 tiles
+  BOOST_TEST(count(4096, 4096, 4096) == 1);  // 1024 tiles need no slices
+  BOOST_TEST(count(300, 300, 255) == 1);     // too shallow for two slices of 128
+  BOOST_TEST(count(1, 1, 1 << 20, 32, 32) == 64);  // at most 64
+  const auto one_wave = dev::SliceRule::one_wave;
+  BOOST_TEST(count(3072, 256, 3072, 128, 128, one_wave) == 2);   // 132 / 48 tiles
+  BOOST_TEST(count(1024, 256, 1024, 128, 128, one_wave) == 4);   // slices at least 256 deep
+  BOOST_TEST(count(4096, 4096, 4096, 128, 128, one_wave) == 1);
+  // Every plan covers k once, in slices of whole stages at least as deep as
+  // the rule's minimum (the last may be shorter).
+  for (auto rule : {dev::SliceRule::one_wave, dev::SliceRule::filled_waves})
+    for (std::int64_t m : {1, 100, 1000, 3000})
+      for (std::int64_t k : {256, 300, 1000, 4099, 20000}) {
+        const dev::KSlices s = dev::plan_split_k(m, 256, k, 128, 128, 16, kSms, 1, rule);
+        if (s.count < 2) continue;
+        BOOST_TEST(s.count <= 64);
+        BOOST_TEST(s.k_slice % 16 == 0);
+        BOOST_TEST(s.k_slice >= (rule == one_wave ? 256 : 128));
+        BOOST_TEST(s.k_slice * s.count >= k);
+        BOOST_TEST(s.k_slice * (s.count - 1) < k);
+        BOOST_TEST(s.c_slice == m * 256);
+      }
 }

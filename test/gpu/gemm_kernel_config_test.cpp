@@ -484,11 +484,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(zero_sizes, S, Scalars) {
 // variant on the same data. 250x64 and 384x40 are tall enough for tf32x3's
 // split-k to cut its large tile (split_on_large_tile), with a partial last
 // tile along m and along n; 64x250 and 40x384 run it on the transposed
-// product (split_transposed).
+// product (split_transposed). The last three have both sides of C at least
+// 128: float's split-k runs them on its medium tile (splits_on_medium_tile),
+// 130 x 700 on the transposed product, with partial tiles.
 BOOST_AUTO_TEST_CASE_TEMPLATE(skinny_long_k, S, Scalars) {
   const Index shapes[][3] = {{300, 17, 5000}, {17, 300, 5000}, {1, 1, 4097},   {64, 64, 8191},
                              {33, 129, 3000}, {7, 257, 2049}, {129, 1, 6000},  {2, 300, 1000},
-                             {250, 64, 5000}, {384, 40, 3000}, {64, 250, 5000}, {40, 384, 3000}};
+                             {250, 64, 5000}, {384, 40, 3000}, {64, 250, 5000}, {40, 384, 3000},
+                             {300, 130, 3000}, {130, 700, 1500}, {1000, 256, 2049}};
   if constexpr (std::is_same_v<S, float>) {  // the last four reach the paths they are here for
     BOOST_TEST(kern::split_on_large_tile(MathMode::tf32x3, 250, 64));
     BOOST_TEST(kern::split_on_large_tile(MathMode::tf32x3, 384, 40));

@@ -51,7 +51,8 @@ struct GemmArgs {
 // sm_90) they run large / small instead. split_k: one short side and long
 // k, k cut into slices across blocks by shape and SM count, partial sums
 // reduced into C (device/gemm_split_k.cuh); SIMT scalars and modes: the
-// skinny SIMT tile (float 256 x 64, complex<float> 128 x 64) with the
+// skinny SIMT tile (float 256 x 64, complex<float> 128 x 64), or float's
+// medium tile where both sides reach 128 (splits_on_medium_tile), with the
 // operands swapped when m < n; tensor-core ones: around tensor_small's
 // tile (tf32x3: the large one where it pads C no more), complex<double>
 // around its own 64 x 64 x 16 (device/gemm_mma.cu, with_split_tag).

@@ -24,40 +24,11 @@
 #include "egpu/error.hpp"
 #include "kernels/gemm/gemm_args.hpp"
 #include "kernels/gemm/gemm_problem.hpp"
+#include "kernels/gemm/gemm_split_k_plan.hpp"
 #include "kernels/gemm/kernel/split_k_reduce_kernel.cuh"
 #include "runtime/cuda_check.hpp"
 
 namespace egpu::kernels::device {
-
-// k-slices of one launch; count 1 is a plain product.
-struct KSlices {
-  int count = 1;
-  std::int64_t k_slice = 0;  // k per slice (a multiple of the configuration's bk)
-  std::int64_t c_slice = 0;  // elements between consecutive partial products
-};
-
-// Slice count for a bm x bn x bk configuration with blocks_per_sm resident
-// blocks on `sms` multiprocessors: enough slices that the tiles times the
-// slices fill one wave of resident blocks, each slice at least min_k deep
-// (so that each block's pipeline start and its m x n workspace write stay
-// small against its k loop), at most 64.
-inline KSlices plan_split_k(std::int64_t m, std::int64_t n, std::int64_t k, int bm, int bn, int bk,
-                            int sms, int blocks_per_sm, std::int64_t min_k = 256) {
-  KSlices s;
-  const std::int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-  const std::int64_t slots = std::int64_t(sms) * blocks_per_sm;
-  if (tiles <= 0 || k <= 0) return s;
-  std::int64_t count = slots / tiles;
-  if (count > k / min_k) count = k / min_k;
-  if (count > 64) count = 64;
-  if (count < 2) return s;
-  std::int64_t k_slice = (k + count - 1) / count;
-  k_slice = (k_slice + bk - 1) / bk * bk;
-  s.count = int((k + k_slice - 1) / k_slice);
-  s.k_slice = k_slice;
-  s.c_slice = m * n;
-  return s;
-}
 
 // Operand bases moved to depth k0 along k.
 template <class T>

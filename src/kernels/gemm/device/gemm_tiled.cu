@@ -73,6 +73,11 @@ void gemm_tiled(const GemmArgs<T>& args, void* stream, GemmConfig config) {
   if (config == GemmConfig::automatic) config = device::choose_tiled_config(args, sms);
   const auto s = static_cast<cudaStream_t>(stream);
   if (config == GemmConfig::split_k) {
+    if constexpr (device::has_medium_tile<T>)
+      if (device::splits_on_medium_tile(args)) {
+        device::launch_tiled_split_k<T, typename MediumTileTag<T>::type>(args, s, sms);
+        return;
+      }
     device::launch_tiled_split_k(args, s, sms);
     return;
   }

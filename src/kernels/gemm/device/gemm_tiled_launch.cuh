@@ -115,15 +115,16 @@ void launch_tiled(const GemmArgs<T>& g_in, cudaStream_t stream, const TiledLaunc
 }
 
 // The split_k configuration (gemm_args.hpp): the short side of C along n
-// (operands swapped when m < n), SkinnyTileTag's tile, k-slices from
-// plan_split_k (none when the tiles already fill the GPU). Requires m, n > 0.
-// Tag: the tile (a probe may time others).
+// (operands swapped when m < n), on the tile Tag (SkinnyTileTag's, or the
+// medium tile where splits_on_medium_tile), k-slices from plan_split_k by
+// tiled_slice_rule (none when the tiles already fill the GPU). Requires
+// m, n > 0.
 template <class T, class Tag = typename SkinnyTileTag<T>::type>
 void launch_tiled_split_k(const GemmArgs<T>& g, cudaStream_t stream, int sms) {
   using S = TileShape<T, Tag>;
   const bool swap = g.m < g.n;
   const GemmArgs<T> t = swap ? transpose_problem(g) : g;
-  const KSlices s = plan_split_k(t.m, t.n, t.k, S::bm, S::bn, S::bk, sms, S::min_blocks);
+  const KSlices s = plan_split_k(t.m, t.n, t.k, S::bm, S::bn, S::bk, sms, S::min_blocks, tiled_slice_rule<T>);
   if (s.count < 2) {
     launch_tiled<T, Tag>(t, stream, TiledLaunchExtras{swap, {}});
     return;
