@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backend/device_gemm.hpp"
@@ -53,6 +54,11 @@ std::size_t piece_bytes(std::int64_t rows, std::int64_t cols) {
   return sizeof(T) * static_cast<std::size_t>(std::max(col, row));
 }
 
+// The offset of element (row, col) in a dense device piece.
+std::size_t element_offset(const DenseShape& shape, std::int64_t row, std::int64_t col) {
+  return static_cast<std::size_t>(shape.layout == Layout::col_major ? row + col * shape.ld : row * shape.ld + col);
+}
+
 // One operand's device slots: the buffer, and how the piece now in each
 // slot is laid out.
 template <class T>
@@ -60,6 +66,7 @@ struct OperandSlots {
   runtime::DeviceBuffer buffer;
   std::size_t slot_elems = 0;
   std::vector<DenseShape> shape;
+  std::vector<std::int64_t> piece_p0;  // where in k the slot's piece starts
   std::vector<char> conj;  // the kernel conjugates this slot's piece
   std::vector<cudaEvent_t> ready;              // after the upload into the slot
   std::vector<std::vector<cudaEvent_t>> read;  // per compute stream: after its last multiply reading the slot
@@ -69,27 +76,51 @@ struct OperandSlots {
       : buffer(bytes_per_slot * static_cast<std::size_t>(slots), stream),
         slot_elems(bytes_per_slot / sizeof(T)),
         shape(static_cast<std::size_t>(slots)),
+        piece_p0(static_cast<std::size_t>(slots), 0),
         conj(static_cast<std::size_t>(slots), 0),
         ready(events.make(static_cast<std::size_t>(slots))) {
     for (std::int32_t s = 0; s < slots; ++s) read.push_back(events.make(compute_streams));
   }
   T* at(std::int32_t slot) { return buffer.as<T>() + static_cast<std::size_t>(slot) * slot_elems; }
 
-  // Queues the upload of `piece` into `slot` once every multiply that read
-  // the slot's previous piece is done.
-  void upload(std::int32_t slot, const HostMatrix<T>& piece, bool pinned, Backend backend, StagingRing& ring,
-              cudaStream_t stream, int threads) {
+  // Queues the upload of k [part_p0, part_p0 + part_kp) of `piece`, which
+  // spans k [p0, p0 + kp) along its columns (A) or rows (B, k_rows), into
+  // `slot`: the piece's first part once every multiply that read the
+  // slot's previous piece is done. A multiply queued after a part waits for
+  // the parts up to it (one stream, in order).
+  void upload(std::int32_t slot, const HostMatrix<T>& piece, bool k_rows, std::int64_t p0, std::int64_t part_p0,
+              std::int64_t part_kp, bool pinned, Backend backend, StagingRing& ring, cudaStream_t stream, int threads) {
     const auto s = static_cast<std::size_t>(slot);
-    for (cudaEvent_t e : read[s]) wait(stream, e);
-    shape[s] = dense_shape<T>(piece.rows, piece.cols, natural_layout(piece));
-    // cuBLAS has no conjugate-without-transpose: such a piece is conjugated on the way up.
-    const bool kernel_conjugates =
-        piece.conj && (shape[s].layout == Layout::row_major || backend::conjugates_col_major(backend));
-    conj[s] = kernel_conjugates;
-    executor::upload(piece, pinned, shape[s], piece.conj && !kernel_conjugates, at(slot), ring, stream, threads);
+    if (part_p0 == p0) {
+      for (cudaEvent_t e : read[s]) wait(stream, e);
+      shape[s] = dense_shape<T>(piece.rows, piece.cols, natural_layout(piece));
+      // cuBLAS has no conjugate-without-transpose: such a piece is conjugated on the way up.
+      conj[s] = piece.conj && (shape[s].layout == Layout::row_major || backend::conjugates_col_major(backend));
+      piece_p0[s] = p0;
+    }
+    const std::int64_t dk = part_p0 - p0;
+    const HostMatrix<T> part = k_rows ? piece.block(dk, 0, part_kp, piece.cols) : piece.block(0, dk, piece.rows, part_kp);
+    DenseShape part_shape = shape[s];  // the slot's lines, ld apart
+    part_shape.lines = shape[s].layout == Layout::col_major ? part.cols : part.rows;
+    part_shape.line_length = shape[s].layout == Layout::col_major ? part.rows : part.cols;
+    T* dst = at(slot) + (k_rows ? element_offset(shape[s], dk, 0) : element_offset(shape[s], 0, dk));
+    executor::upload(part, pinned, part_shape, piece.conj && !conj[s], dst, ring, stream, threads);
     record(ready[s], stream);
   }
+  // Where k = p0 of the slot's piece starts (k_rows: k along the rows).
+  T* at_k(std::int32_t slot, bool k_rows, std::int64_t p0) {
+    const auto s = static_cast<std::size_t>(slot);
+    const std::int64_t dk = p0 - piece_p0[s];
+    return at(slot) + (k_rows ? element_offset(shape[s], dk, 0) : element_offset(shape[s], 0, dk));
+  }
 };
+
+// The piece an upload op's slot holds: k [piece_p0, piece_p0 + piece_kp),
+// or the op's own k range where it names none.
+std::pair<std::int64_t, std::int64_t> piece_k(const Op& op) {
+  return op.piece_kp > 0 ? std::pair<std::int64_t, std::int64_t>{op.piece_p0, op.piece_kp}
+                         : std::pair<std::int64_t, std::int64_t>{op.p0, op.kp};
+}
 
 // Device bytes the plan's slots take once every line is padded.
 template <class T>
@@ -177,13 +208,17 @@ void run(const detail::GemmDesc& desc, const Options& options) {
     switch (op.kind) {
       case OpKind::upload_a: {
         const int span = trace.begin(region("upload A", op.i0, op.mi, op.p0, op.kp), "H2D", streams.up);
-        a.upload(op.slot, p.a.block(op.i0, op.p0, op.mi, op.kp), a_pinned, options.backend, ring, streams.up, threads);
+        const auto [p0, kp] = piece_k(op);
+        a.upload(op.slot, p.a.block(op.i0, p0, op.mi, kp), false, p0, op.p0, op.kp, a_pinned, options.backend, ring,
+                 streams.up, threads);
         trace.end(span, streams.up);
         break;
       }
       case OpKind::upload_b: {
         const int span = trace.begin(region("upload B", op.p0, op.kp, op.j0, op.nj), "H2D", streams.up);
-        b.upload(op.slot, p.b.block(op.p0, op.j0, op.kp, op.nj), b_pinned, options.backend, ring, streams.up, threads);
+        const auto [p0, kp] = piece_k(op);
+        b.upload(op.slot, p.b.block(p0, op.j0, kp, op.nj), true, p0, op.p0, op.kp, b_pinned, options.backend, ring,
+                 streams.up, threads);
         trace.end(span, streams.up);
         break;
       }
@@ -213,11 +248,11 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         args.m = op.mi;
         args.n = op.nj;
         args.k = op.kp;
-        args.a = a.at(op.a_slot);
+        args.a = a.at_k(op.a_slot, false, op.p0);
         args.lda = a.shape[as].ld;
         args.a_layout = a.shape[as].layout;
         args.conj_a = a.conj[as] != 0;
-        args.b = b.at(op.b_slot);
+        args.b = b.at_k(op.b_slot, true, op.p0);
         args.ldb = b.shape[bs].ld;
         args.b_layout = b.shape[bs].layout;
         args.conj_b = b.conj[bs] != 0;

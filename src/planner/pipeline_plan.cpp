@@ -453,6 +453,8 @@ std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s, std::int64_t rou
         up.tile = -1;
         (kind == OpKind::upload_a ? up.nj : up.mi) = 0;
         (kind == OpKind::upload_a ? up.j0 : up.i0) = 0;
+        up.piece_p0 = up.p0;
+        up.piece_kp = up.kp;
         ops.push_back(up);
       }
       return slot;
@@ -476,6 +478,57 @@ std::vector<Op> build_ops(const GemmProblem& p, const Sizes& s, std::int64_t rou
     }
   }
   return ops;
+}
+
+// Narrow float panels (column_panels) wait for all of A, which every panel
+// multiplies over all of k, before their first kernel and their first
+// download: 0.34 ms of a call of 0.90 at 2048 (cuBLAS, traced, H200). From
+// page-locked memory, where A is 8 MiB or more, the first panel's B goes
+// up first and A after it in two parts (halves of k) of its one slot, each
+// multiplied into the first panel once it is up; the other panels then
+// multiply all of A at once, as before. (Measured on an H200, page-locked,
+// three rounds, ms, cuBLAS / own kernel, two parts against none: 2048
+// 0.918-0.952 / 0.967-0.986 against 0.941-1.024 / 0.982-1.052, 3072
+// 2.14-2.20 / 2.45-2.52 against 2.17-2.27 / 2.48-2.56, 1536 alike. Four
+// parts at 2048 and eight at 3072 gained less (0.949-0.995 / 0.968-1.022,
+// 2.21-2.23 / 2.46-2.48); at 1024, A of 4 MiB, two parts gained nothing.
+// Staged, eight parts at 3072 took 3.07-3.48 ms against 2.99-3.20: each
+// staged part costs the host a hand-over.)
+constexpr std::int64_t kPartsFromBytes = std::int64_t(8) << 20;
+std::int64_t a_parts(const GemmProblem& p) { return !p.staged && p.m * p.k * p.elem_size >= kPartsFromBytes ? 2 : 1; }
+std::vector<Op> first_panel_in_parts(const GemmProblem& p, const Sizes& s, std::vector<Op> ops) {
+  const std::int64_t tm = ceil_div(p.m, s.mb), tn = ceil_div(p.n, s.nb);
+  const std::int64_t depth = round_up(ceil_div(p.k, a_parts(p)), kGranule);
+  if (!takes_narrow_float_panels(p) || tm != 1 || tn < 2 || s.kb != p.k || depth >= p.k) return ops;
+  // The first panel's ops: [upload_c] upload_a upload_b [upload_leaf...] multiply.
+  const auto first_multiply = std::find_if(ops.begin(), ops.end(), [](const Op& o) { return o.kind == OpKind::multiply; });
+  std::vector<Op> head, leaves;
+  const Op* up_a = nullptr;
+  for (auto it = ops.begin(); it != first_multiply; ++it) {
+    if (it->kind == OpKind::upload_a)
+      up_a = &*it;
+    else if (it->kind == OpKind::upload_leaf)
+      leaves.push_back(*it);
+    else
+      head.push_back(*it);  // upload_c, upload_b
+  }
+  if (up_a == nullptr || first_multiply == ops.end() || up_a->kp != p.k) return ops;
+  std::vector<Op> out = head;
+  for (std::int64_t p0 = 0; p0 < p.k; p0 += depth) {
+    Op part = *up_a;
+    part.p0 = p0;
+    part.kp = std::min(depth, p.k - p0);
+    out.push_back(part);
+    Op mul = *first_multiply;
+    mul.p0 = part.p0;
+    mul.kp = part.kp;
+    mul.first_k = p0 == 0;
+    mul.last_k = p0 + part.kp == p.k;
+    if (mul.last_k) out.insert(out.end(), leaves.begin(), leaves.end());
+    out.push_back(mul);
+  }
+  out.insert(out.end(), first_multiply + 1, ops.end());
+  return out;
 }
 
 }  // namespace
@@ -505,6 +558,7 @@ PipelinePlan plan_pipeline(const GemmProblem& problem, const PipelineLimits& lim
   plan.slots_c = s.slots_c;
   plan.device_bytes = slot_elements(problem, s) * problem.elem_size;
   plan.ops = build_ops(problem, s, limits.k_rounds);
+  if (limits.panel <= 0 && limits.k_panel <= 0) plan.ops = first_panel_in_parts(problem, s, std::move(plan.ops));
   for (const Op& op : plan.ops) {
     const std::int64_t e = problem.elem_size;
     switch (op.kind) {

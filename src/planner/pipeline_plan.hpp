@@ -72,7 +72,13 @@ struct Op {
   // The region: rows [i0, i0 + mi), columns [j0, j0 + nj), k [p0, p0 + kp);
   // an A piece uses i and p, a B piece p and j, a C tile i and j.
   std::int64_t i0 = 0, mi = 0, j0 = 0, nj = 0, p0 = 0, kp = 0;
-  bool first_k = false, last_k = false;  // multiply: first / last k piece of its tile
+  // upload_a / upload_b: the piece the slot holds spans k [piece_p0,
+  // piece_p0 + piece_kp); an upload of a part of it (kp < piece_kp) writes
+  // k [p0, p0 + kp) into its place, the parts in order from piece_p0.
+  // piece_kp == 0: the piece is the op's own region. A multiply reads k
+  // [p0, p0 + kp) of the pieces in its slots, uploaded up to there.
+  std::int64_t piece_p0 = 0, piece_kp = 0;
+  bool first_k = false, last_k = false;  // multiply: first / last k step of its tile
 };
 
 struct PipelinePlan {

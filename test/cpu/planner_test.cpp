@@ -142,6 +142,7 @@ bool partitions(std::vector<std::pair<i64, i64>> iv, i64 total) {
 
 struct Piece {  // the region of an A piece (r0, rn = rows; p0, kp) or B piece (p0, kp; r0, rn = columns)
   i64 r0 = -1, rn = -1, p0 = -1, kp = -1;
+  i64 filled = 0;     // k [p0, p0 + filled) has gone up (its parts, in order)
   bool read = false;  // by a multiply since it went up
   bool operator==(const Piece& o) const { return r0 == o.r0 && rn == o.rn && p0 == o.p0 && kp == o.kp; }
 };
@@ -212,7 +213,9 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
   std::vector<Piece> a_slot(static_cast<std::size_t>(plan.slots_a)), b_slot(static_cast<std::size_t>(plan.slots_b));
   std::vector<std::int32_t> c_slot(static_cast<std::size_t>(plan.slots_c), -1);  // tile in the slot, -1 free
   std::vector<TileState> tiles;
-  i64 h2d = 0, d2h = 0, max_mi = 0, max_nj = 0, max_kp = 0, multiplies = 0;
+  // piece_steps: multiplies that finish a k piece of their tile (a piece
+  // multiplied in parts counts once).
+  i64 h2d = 0, d2h = 0, max_mi = 0, max_nj = 0, max_kp = 0, multiplies = 0, piece_steps = 0;
   i64 uploaded_before_first_multiply = -1;
   // A C tile starts (upload_c, or its first multiply when C is not read):
   // its slot must be free and its region inside C.
@@ -261,10 +264,22 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
         const i64 limit = is_a ? plan.mb : plan.nb;
         REQUIRE_OP(op.slot >= 0 && op.slot < (is_a ? plan.slots_a : plan.slots_b), "slot out of range");
         REQUIRE_OP(rn >= 1 && rn <= limit && r0 >= 0 && r0 + rn <= extent, "piece rows/columns out of range");
-        REQUIRE_OP(op.kp >= 1 && op.kp <= plan.kb && op.p0 >= 0 && op.p0 + op.kp <= p.k, "piece k range out of range");
+        // The piece the slot holds, and the part of it this op writes.
+        const i64 pp0 = op.piece_kp > 0 ? op.piece_p0 : op.p0, pkp = op.piece_kp > 0 ? op.piece_kp : op.kp;
+        REQUIRE_OP(pkp >= 1 && pkp <= plan.kb && pp0 >= 0 && pp0 + pkp <= p.k, "piece k range out of range");
+        REQUIRE_OP(op.kp >= 1 && op.p0 >= pp0 && op.p0 + op.kp <= pp0 + pkp, "part outside its piece");
         Piece& held = (is_a ? a_slot : b_slot)[static_cast<std::size_t>(op.slot)];
-        REQUIRE_OP(held.r0 < 0 || held.read, "overwrites a piece that no multiply read (a wasted upload)");
-        held = Piece{r0, rn, op.p0, op.kp};
+        const Piece piece{r0, rn, pp0, pkp};
+        if (op.p0 == pp0) {
+          REQUIRE_OP(held.r0 < 0 || held.read, "overwrites a piece that no multiply read (a wasted upload)");
+          REQUIRE_OP(held.r0 < 0 || held.filled == held.kp, "overwrites a piece that went up only in part");
+          held = piece;
+          held.filled = op.kp;
+        } else {
+          REQUIRE_OP(held == piece && held.p0 + held.filled == op.p0,
+                     "a part of a piece that does not follow the part before it in its slot");
+          held.filled += op.kp;
+        }
         h2d += rn * op.kp * e;
         break;
       }
@@ -299,13 +314,18 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
         Piece& a = a_slot[static_cast<std::size_t>(op.a_slot)];
         Piece& b = b_slot[static_cast<std::size_t>(op.b_slot)];
         a.read = b.read = true;
-        REQUIRE_OP(a == (Piece{op.i0, op.mi, op.p0, op.kp}),
+        // The multiply's k range lies in what has gone up of each piece.
+        auto holds = [&](const Piece& x, i64 r0, i64 rn) {
+          return x.r0 == r0 && x.rn == rn && op.p0 >= x.p0 && op.p0 + op.kp <= x.p0 + x.filled;
+        };
+        REQUIRE_OP(holds(a, op.i0, op.mi),
                   "A slot holds piece rows " + std::to_string(a.r0) + "+" + std::to_string(a.rn) + " k " +
-                      std::to_string(a.p0) + "+" + std::to_string(a.kp) + ", not the multiply's");
-        REQUIRE_OP(b == (Piece{op.j0, op.nj, op.p0, op.kp}),
+                      std::to_string(a.p0) + "+" + std::to_string(a.filled) + " (up), not the multiply's");
+        REQUIRE_OP(holds(b, op.j0, op.nj),
                   "B slot holds piece cols " + std::to_string(b.r0) + "+" + std::to_string(b.rn) + " k " +
-                      std::to_string(b.p0) + "+" + std::to_string(b.kp) + ", not the multiply's");
+                      std::to_string(b.p0) + "+" + std::to_string(b.filled) + " (up), not the multiply's");
         t.next_p += op.kp;
+        if (op.p0 + op.kp == a.p0 + a.kp) ++piece_steps;
         max_mi = std::max(max_mi, op.mi);
         max_nj = std::max(max_nj, op.nj);
         max_kp = std::max(max_kp, op.kp);
@@ -353,7 +373,10 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
   if (!ok) return report();
 
   for (const std::vector<Piece>* slots : {&a_slot, &b_slot})
-    for (const Piece& piece : *slots) expect(piece.r0 < 0 || piece.read, "a piece went up that no multiply read");
+    for (const Piece& piece : *slots) {
+      expect(piece.r0 < 0 || piece.read, "a piece went up that no multiply read");
+      expect(piece.r0 < 0 || piece.filled == piece.kp, "a piece went up only in part");
+    }
   for (std::size_t t = 0; t < tiles.size() && ok; ++t)
     expect(tiles[t].downloaded, "tile " + std::to_string(t) + " never downloaded (k covered up to " +
                                     std::to_string(tiles[t].next_p) + ")");
@@ -381,7 +404,7 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
   expect(max_mi == plan.mb && max_nj == plan.nb && max_kp == plan.kb,
          "mb/nb/kb are not the largest sizes used (used " + std::to_string(max_mi) + "/" + std::to_string(max_nj) +
              "/" + std::to_string(max_kp) + ")");
-  expect(multiplies == static_cast<i64>(tiles.size()) * plan.tiles_k(), "multiplies per tile disagree with tiles_k()");
+  expect(piece_steps == static_cast<i64>(tiles.size()) * plan.tiles_k(), "k pieces per tile disagree with tiles_k()");
 
   // In core: every byte of the inputs goes up once.
   const i64 minimum = (p.m * p.k + p.k * p.n + (p.reads_c ? p.m * p.n : 0)) * e + leaf_h2d;
@@ -697,6 +720,56 @@ BOOST_AUTO_TEST_CASE(upload_bound_products_take_column_panels) {
   BOOST_TEST(others > 20);
 }
 
+// Narrow float panels multiply A, all of k, into every panel. From
+// page-locked memory, where A is 8 MiB or more, the first panel's B goes up
+// first and A after it in two parts of its one slot, each multiplied into
+// the first panel once it is up, so that the first kernel waits for half of
+// A rather than all of it; the other panels multiply all of A at once.
+// Other plans upload whole pieces.
+BOOST_AUTO_TEST_CASE(narrow_float_panels_multiply_the_first_parts_of_a_early) {
+  for (const auto& [n, pinned_parts] : std::vector<std::pair<i64, i64>>{{1024, 1}, {1536, 2}, {2048, 2}, {3072, 2}})
+    for (bool staged : {false, true}) {
+      const i64 parts = staged ? 1 : pinned_parts;
+      const GemmProblem p = problem(n, n, n, 4, 2, staged);
+      PipelinePlan plan;
+      if (!plan_with_room(p, plan)) return;
+      Facts facts;
+      if (!check_plan(p, PipelineLimits{i64(80) << 30}, plan, &facts)) return;
+      i64 a_uploads = 0, first_panel_multiplies = 0, whole_multiplies = 0;
+      for (const Op& op : plan.ops) {
+        if (op.kind == OpKind::upload_a) {
+          ++a_uploads;
+          BOOST_TEST((op.piece_p0 == 0 && op.piece_kp == n), shape_text(p) << describe_plan(plan) << ": an A piece of k "
+                                                                          << op.piece_p0 << "+" << op.piece_kp);
+        }
+        if (op.kind != OpKind::multiply) continue;
+        (op.tile == 0 ? first_panel_multiplies : whole_multiplies) += 1;
+        if (op.tile > 0) BOOST_TEST(op.kp == n, shape_text(p) << describe_plan(plan) << ": panel " << op.tile
+                                                               << " multiplies k " << op.p0 << "+" << op.kp);
+      }
+      BOOST_TEST(a_uploads == parts, shape_text(p) << describe_plan(plan) << ": A in " << a_uploads << " parts");
+      BOOST_TEST(first_panel_multiplies == parts, shape_text(p) << describe_plan(plan));
+      BOOST_TEST(whole_multiplies == plan.tiles_n() - 1, shape_text(p) << describe_plan(plan));
+      BOOST_TEST((plan.ops.front().kind == (parts > 1 ? OpKind::upload_b : OpKind::upload_a)),
+                 shape_text(p) << describe_plan(plan) << ": first op " << kind_name(plan.ops.front().kind));
+      // Before the first multiply: the first panel's B and one part of A.
+      const double before = double(n * plan.nb + n * ceil_div(n, parts)) / double(2 * n * n);
+      BOOST_TEST(facts.first_multiply_fraction <= before + 0.02,
+                 shape_text(p) << describe_plan(plan) << ": first multiply after " << facts.first_multiply_fraction);
+    }
+  // Whole pieces elsewhere: double's panels, float at 4096, an explicit k_panel.
+  for (const auto& [n, elem] : std::vector<std::pair<i64, i64>>{{2048, 8}, {4096, 4}, {2048, 4}}) {
+    GemmProblem p = problem(n, n, n, elem, 2, false);
+    PipelineLimits lim{i64(80) << 30};
+    if (n == 2048 && elem == 4) lim.k_panel = n;
+    const PipelinePlan plan = plan_pipeline(p, lim);
+    if (!check_plan(p, lim, plan)) return;
+    for (const Op& op : plan.ops)
+      if (op.kind == OpKind::upload_a || op.kind == OpKind::upload_b)
+        BOOST_TEST((op.piece_p0 == op.p0 && op.piece_kp == op.kp), shape_text(p) << describe_plan(plan));
+  }
+}
+
 // Real float from 8192 up is bound by its kernels, not its uploads: its
 // C tiles are a quarter of the larger side (at most 8192), so that the
 // multiplies and the download that follow the last upload are a small part
@@ -734,10 +807,14 @@ BOOST_AUTO_TEST_CASE(k_rounds_then_tiles) {
     const PipelinePlan plan = plan_pipeline(p, lim);
     if (!check_plan(p, lim, plan)) return;
     const i64 tk = plan.tiles_k();
-    // (tile, k piece) of each multiply in plan order.
+    // (tile, k piece) of each multiply in plan order (a piece multiplied in
+    // parts once).
     std::vector<std::pair<i64, i64>> seen;
     for (const Op& op : plan.ops)
-      if (op.kind == OpKind::multiply) seen.emplace_back(op.tile, plan.piece_of(op.p0));
+      if (op.kind == OpKind::multiply) {
+        const std::pair<i64, i64> step{op.tile, plan.piece_of(op.p0)};
+        if (seen.empty() || seen.back() != step) seen.push_back(step);
+      }
     const i64 tiles = plan.tiles_m() * plan.tiles_n();
     const bool all_resident = plan.slots_a == plan.tiles_m() * tk && plan.slots_b == tk * plan.tiles_n() &&
                               plan.slots_c == tiles;
