@@ -505,6 +505,7 @@ std::vector<Op> first_panel_in_parts(const GemmProblem& p, const Sizes& s, std::
   std::vector<Op> head, leaves;
   const Op* up_a = nullptr;
   for (auto it = ops.begin(); it != first_multiply; ++it) {
+    if (it->kind == OpKind::upload_a && up_a != nullptr) return ops;  // (one A piece in these plans)
     if (it->kind == OpKind::upload_a)
       up_a = &*it;
     else if (it->kind == OpKind::upload_leaf)

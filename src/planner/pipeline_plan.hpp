@@ -12,8 +12,9 @@
 //   the slot's previous piece;
 // - upload_c and a first_k multiply into a C slot wait for the last
 //   download from that slot (the previous tile there);
-// - a multiply waits for the uploads that filled its slots (and upload_c
-//   of its tile, or the previous multiply of its tile);
+// - a multiply waits for the uploads that filled its slots, up to its k
+//   range where a piece goes up in parts (and upload_c of its tile, or the
+//   previous multiply of its tile);
 // - download_c waits for the last multiply of its tile;
 // - with an epilogue, upload_leaf into a C slot's leaf slot waits for the
 //   epilogue that last read it, and a tile's epilogue (after its last
