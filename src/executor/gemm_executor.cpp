@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "backend/device_gemm.hpp"
@@ -60,21 +59,23 @@ std::size_t element_offset(const DenseShape& shape, std::int64_t row, std::int64
 }
 
 // One operand's device slots: the buffer, and how the piece now in each
-// slot is laid out.
+// slot is laid out. k runs along the pieces' columns (A) or rows (B: k_rows).
 template <class T>
 struct OperandSlots {
   runtime::DeviceBuffer buffer;
   std::size_t slot_elems = 0;
+  bool k_rows = false;
   std::vector<DenseShape> shape;
   std::vector<std::int64_t> piece_p0;  // where in k the slot's piece starts
   std::vector<char> conj;  // the kernel conjugates this slot's piece
   std::vector<cudaEvent_t> ready;              // after the upload into the slot
   std::vector<std::vector<cudaEvent_t>> read;  // per compute stream: after its last multiply reading the slot
 
-  OperandSlots(std::int32_t slots, std::size_t bytes_per_slot, cudaStream_t stream, Events& events,
-               std::size_t compute_streams)
+  OperandSlots(std::int32_t slots, std::size_t bytes_per_slot, bool k_along_rows, cudaStream_t stream,
+               Events& events, std::size_t compute_streams)
       : buffer(bytes_per_slot * static_cast<std::size_t>(slots), stream),
         slot_elems(bytes_per_slot / sizeof(T)),
+        k_rows(k_along_rows),
         shape(static_cast<std::size_t>(slots)),
         piece_p0(static_cast<std::size_t>(slots), 0),
         conj(static_cast<std::size_t>(slots), 0),
@@ -82,13 +83,18 @@ struct OperandSlots {
     for (std::int32_t s = 0; s < slots; ++s) read.push_back(events.make(compute_streams));
   }
   T* at(std::int32_t slot) { return buffer.as<T>() + static_cast<std::size_t>(slot) * slot_elems; }
+  // Where k = p0 of the slot's piece lies.
+  T* at_k(std::int32_t slot, std::int64_t p0) {
+    const auto s = static_cast<std::size_t>(slot);
+    const std::int64_t dk = p0 - piece_p0[s];
+    return at(slot) + (k_rows ? element_offset(shape[s], dk, 0) : element_offset(shape[s], 0, dk));
+  }
 
   // Queues the upload of k [part_p0, part_p0 + part_kp) of `piece`, which
-  // spans k [p0, p0 + kp) along its columns (A) or rows (B, k_rows), into
-  // `slot`: the piece's first part once every multiply that read the
-  // slot's previous piece is done. A multiply queued after a part waits for
-  // the parts up to it (one stream, in order).
-  void upload(std::int32_t slot, const HostMatrix<T>& piece, bool k_rows, std::int64_t p0, std::int64_t part_p0,
+  // spans k [p0, p0 + kp), into `slot`: the piece's first part once every
+  // multiply that read the slot's previous piece is done. A multiply queued
+  // after a part waits for the parts up to it (one stream, in order).
+  void upload(std::int32_t slot, const HostMatrix<T>& piece, std::int64_t p0, std::int64_t part_p0,
               std::int64_t part_kp, bool pinned, Backend backend, StagingRing& ring, cudaStream_t stream, int threads) {
     const auto s = static_cast<std::size_t>(slot);
     if (part_p0 == p0) {
@@ -103,24 +109,10 @@ struct OperandSlots {
     DenseShape part_shape = shape[s];  // the slot's lines, ld apart
     part_shape.lines = shape[s].layout == Layout::col_major ? part.cols : part.rows;
     part_shape.line_length = shape[s].layout == Layout::col_major ? part.rows : part.cols;
-    T* dst = at(slot) + (k_rows ? element_offset(shape[s], dk, 0) : element_offset(shape[s], 0, dk));
-    executor::upload(part, pinned, part_shape, piece.conj && !conj[s], dst, ring, stream, threads);
+    executor::upload(part, pinned, part_shape, piece.conj && !conj[s], at_k(slot, part_p0), ring, stream, threads);
     record(ready[s], stream);
   }
-  // Where k = p0 of the slot's piece starts (k_rows: k along the rows).
-  T* at_k(std::int32_t slot, bool k_rows, std::int64_t p0) {
-    const auto s = static_cast<std::size_t>(slot);
-    const std::int64_t dk = p0 - piece_p0[s];
-    return at(slot) + (k_rows ? element_offset(shape[s], dk, 0) : element_offset(shape[s], 0, dk));
-  }
 };
-
-// The piece an upload op's slot holds: k [piece_p0, piece_p0 + piece_kp),
-// or the op's own k range where it names none.
-std::pair<std::int64_t, std::int64_t> piece_k(const Op& op) {
-  return op.piece_kp > 0 ? std::pair<std::int64_t, std::int64_t>{op.piece_p0, op.piece_kp}
-                         : std::pair<std::int64_t, std::int64_t>{op.p0, op.kp};
-}
 
 // Device bytes the plan's slots take once every line is padded.
 template <class T>
@@ -183,8 +175,8 @@ void run(const detail::GemmDesc& desc, const Options& options) {
 
   Events events;
   const std::size_t computes = streams.compute.size();
-  OperandSlots<T> a(plan.slots_a, piece_bytes<T>(plan.mb, plan.kb), streams.up, events, computes);
-  OperandSlots<T> b(plan.slots_b, piece_bytes<T>(plan.kb, plan.nb), streams.up, events, computes);
+  OperandSlots<T> a(plan.slots_a, piece_bytes<T>(plan.mb, plan.kb), false, streams.up, events, computes);
+  OperandSlots<T> b(plan.slots_b, piece_bytes<T>(plan.kb, plan.nb), true, streams.up, events, computes);
   const std::size_t c_slot_elems = static_cast<std::size_t>(padded_ld<T>(plan.mb) * plan.nb);
   runtime::DeviceBuffer c_buffer(sizeof(T) * c_slot_elems * static_cast<std::size_t>(plan.slots_c), streams.up);
   const std::vector<cudaEvent_t> c_ready = events.make(static_cast<std::size_t>(plan.slots_c));
@@ -208,17 +200,15 @@ void run(const detail::GemmDesc& desc, const Options& options) {
     switch (op.kind) {
       case OpKind::upload_a: {
         const int span = trace.begin(region("upload A", op.i0, op.mi, op.p0, op.kp), "H2D", streams.up);
-        const auto [p0, kp] = piece_k(op);
-        a.upload(op.slot, p.a.block(op.i0, p0, op.mi, kp), false, p0, op.p0, op.kp, a_pinned, options.backend, ring,
-                 streams.up, threads);
+        a.upload(op.slot, p.a.block(op.i0, op.piece_p0, op.mi, op.piece_kp), op.piece_p0, op.p0, op.kp, a_pinned,
+                 options.backend, ring, streams.up, threads);
         trace.end(span, streams.up);
         break;
       }
       case OpKind::upload_b: {
         const int span = trace.begin(region("upload B", op.p0, op.kp, op.j0, op.nj), "H2D", streams.up);
-        const auto [p0, kp] = piece_k(op);
-        b.upload(op.slot, p.b.block(p0, op.j0, kp, op.nj), true, p0, op.p0, op.kp, b_pinned, options.backend, ring,
-                 streams.up, threads);
+        b.upload(op.slot, p.b.block(op.piece_p0, op.j0, op.piece_kp, op.nj), op.piece_p0, op.p0, op.kp, b_pinned,
+                 options.backend, ring, streams.up, threads);
         trace.end(span, streams.up);
         break;
       }
@@ -248,11 +238,11 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         args.m = op.mi;
         args.n = op.nj;
         args.k = op.kp;
-        args.a = a.at_k(op.a_slot, false, op.p0);
+        args.a = a.at_k(op.a_slot, op.p0);
         args.lda = a.shape[as].ld;
         args.a_layout = a.shape[as].layout;
         args.conj_a = a.conj[as] != 0;
-        args.b = b.at_k(op.b_slot, true, op.p0);
+        args.b = b.at_k(op.b_slot, op.p0);
         args.ldb = b.shape[bs].ld;
         args.b_layout = b.shape[bs].layout;
         args.conj_b = b.conj[bs] != 0;

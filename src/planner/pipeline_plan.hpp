@@ -74,10 +74,10 @@ struct Op {
   // an A piece uses i and p, a B piece p and j, a C tile i and j.
   std::int64_t i0 = 0, mi = 0, j0 = 0, nj = 0, p0 = 0, kp = 0;
   // upload_a / upload_b: the piece the slot holds spans k [piece_p0,
-  // piece_p0 + piece_kp); an upload of a part of it (kp < piece_kp) writes
-  // k [p0, p0 + kp) into its place, the parts in order from piece_p0.
-  // piece_kp == 0: the piece is the op's own region. A multiply reads k
-  // [p0, p0 + kp) of the pieces in its slots, uploaded up to there.
+  // piece_p0 + piece_kp) (the op's own k range for a whole piece); an
+  // upload of a part of it (kp < piece_kp) writes k [p0, p0 + kp) into its
+  // place, the parts in order from piece_p0. A multiply reads k [p0, p0 +
+  // kp) of the pieces in its slots, uploaded up to there.
   std::int64_t piece_p0 = 0, piece_kp = 0;
   bool first_k = false, last_k = false;  // multiply: first / last k step of its tile
 };

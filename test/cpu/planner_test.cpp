@@ -265,7 +265,7 @@ bool check_plan(const GemmProblem& p, const PipelineLimits& lim, const PipelineP
         REQUIRE_OP(op.slot >= 0 && op.slot < (is_a ? plan.slots_a : plan.slots_b), "slot out of range");
         REQUIRE_OP(rn >= 1 && rn <= limit && r0 >= 0 && r0 + rn <= extent, "piece rows/columns out of range");
         // The piece the slot holds, and the part of it this op writes.
-        const i64 pp0 = op.piece_kp > 0 ? op.piece_p0 : op.p0, pkp = op.piece_kp > 0 ? op.piece_kp : op.kp;
+        const i64 pp0 = op.piece_p0, pkp = op.piece_kp;
         REQUIRE_OP(pkp >= 1 && pkp <= plan.kb && pp0 >= 0 && pp0 + pkp <= p.k, "piece k range out of range");
         REQUIRE_OP(op.kp >= 1 && op.p0 >= pp0 && op.p0 + op.kp <= pp0 + pkp, "part outside its piece");
         Piece& held = (is_a ? a_slot : b_slot)[static_cast<std::size_t>(op.slot)];
