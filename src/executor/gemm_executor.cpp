@@ -138,6 +138,8 @@ planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue
   problem.flops_per_element = kernels::is_complex<T>::value ? 8 : 2;
   problem.staged = staged;
   problem.reads_c = !p.beta_is_zero;
+  problem.a_runs_along_m = natural_layout(p.a) == Layout::col_major;
+  problem.b_runs_along_k = natural_layout(p.b) == Layout::col_major;
   if (epilogue) problem.tile_leaves = epilogue->tile_leaves();
   double target = static_cast<double>(budget);
   for (int attempt = 0;; ++attempt) {

@@ -63,7 +63,7 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 // the staging threads. From 8192 up, double takes 4096 where
 // that still makes four tiles or more (the pieces' columns then go up in
 // runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
-// longer ones), real float a quarter of the larger side (at most 8192),
+// longer ones; page-locked, in core, thin tiles instead: thin_tiles), real float a quarter of the larger side (at most 8192),
 // the complex scalars from 16384 up 8192. k pieces a quarter of k or
 // less, so the first kernel starts once a small part of A and B has
 // arrived; from 8192 up, double and real float take 4096 deep: float's
@@ -95,6 +95,44 @@ std::int64_t default_panel(const GemmProblem& p) {
 std::int64_t default_k_panel(const GemmProblem& p) {
   if (p.k >= 8192 && (double_real(p) || large_float(p))) return 4096;
   return std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 4, kGranule * 32);
+}
+
+// Real double of 8192 or more in m, n and k from page-locked memory takes,
+// in core, C tiles 4096 long one way and a sixteenth of the other
+// side wide (at least 512), with k pieces 4096 deep. Thin tiles finish one
+// after another in the second half of k and go down while the last pieces
+// go up; with square 4096 tiles, two quarters of C were multiplied and
+// brought down after the last upload. The thin side is the one along which
+// no piece is read in runs: n where B's runs go down its columns (k) (A's
+// pieces then go up in runs 4096 long), m where A's runs go along its rows
+// (k); with neither (A column-major, B row-major) the tiles stay square.
+// Pieces of 4096 x 4096 double (32 KiB runs) go up at the full DMA rate;
+// runs of 16 KiB went at 34-42 GB/s against 50-55.
+// (Measured on an H200, page-locked, medians of five calls after one
+// warm-up (three at 12288 and 16384), seven runs at 8192 and five at 12288
+// and 16384, both tilings in one process, ms, own kernel / cuBLAS, against
+// square 4096 tiles: 8192 25.7-27.0 / 25.7-26.8 against 27.5-31.0 /
+// 27.2-29.9, which ran in two modes (traced with cuBLAS, thin tiles: the
+// first tile comes down at 14.5 ms and the downloads then run back to back
+// to the end); 12288 75.8-77.6 / 71.2-73.1 against 76.2-78.6 / 72.2-74.2;
+// 16384 175.5-176.5 / 161.8-163.2 against 174.2-176.1 / 166.4-170.2. Tiles
+// 1024 and 2048 wide at 8192 took 25.9-26.4 and 26.2-27.3 ms. From pageable
+// memory the thin tiles took 83.3-86.5 ms at 12288 against 78.7-85.4, so
+// staged operands keep the square tiles.)
+constexpr std::int64_t kThinFrom = 8192, kThinLong = 4096;
+bool takes_thin_tiles(const GemmProblem& p) {
+  return !p.staged && double_real(p) && p.flops_per_element == 2 && std::min(p.m, p.n) >= kThinFrom &&
+         p.k >= kThinFrom && (p.b_runs_along_k || !p.a_runs_along_m);
+}
+struct TileTarget {
+  std::int64_t m, n, k;
+};
+TileTarget thin_tiles(const GemmProblem& p) {
+  auto thin_side = [](std::int64_t side) {
+    return std::clamp<std::int64_t>(round_up(ceil_div(side, 16), kGranule), kGranule * 4, kThinLong);
+  };
+  if (p.b_runs_along_k) return {kThinLong, thin_side(p.n), default_k_panel(p)};
+  return {thin_side(p.m), kThinLong, default_k_panel(p)};
 }
 
 // The default C tiles of a real product of at most 4096 rows that is bound
@@ -147,9 +185,6 @@ bool takes_column_panels(const GemmProblem& p) {
   return (!p.staged || takes_narrow_float_panels(p)) && p.flops_per_element == 2 && p.m <= kMaxPanelRows &&
          bound_by_uploads(p);
 }
-struct TileTarget {
-  std::int64_t m, n, k;
-};
 TileTarget column_panels(const GemmProblem& p) {
   const std::int64_t widest = ceil_div(p.n, kMaxPanels);
   if (double_real(p))
@@ -283,9 +318,10 @@ constexpr std::int64_t kMaxOocPiece = 4096;
 
 Sizes choose_sizes(const GemmProblem& p, const PipelineLimits& limits) {
   const std::int64_t budget = limits.device_budget_bytes / p.elem_size;
-  // Column panels when the whole product fits with them.
-  if (limits.panel <= 0 && takes_column_panels(p)) {
-    const TileTarget t = column_panels(p);
+  // Column panels, or thin tiles, when the whole product fits with them.
+  const bool panels = takes_column_panels(p), thin = !panels && takes_thin_tiles(p);
+  if (limits.panel <= 0 && (panels || thin)) {
+    const TileTarget t = panels ? column_panels(p) : thin_tiles(p);
     const std::int64_t mb = balanced(p.m, t.m), nb = balanced(p.n, t.n),
                        kb = balanced(p.k, limits.k_panel > 0 ? limits.k_panel : t.k);
     const Sizes s = slots_for(p, mb, nb, kb, budget);

@@ -40,6 +40,11 @@ struct GemmProblem {
   std::int64_t flops_per_element = 2;  // real flops per multiply-add: 2, or 8 for complex scalars
   bool staged = true;  // some operand is pageable: its pieces are packed into pinned memory on the host
   bool reads_c = false;  // beta != 0: C tiles go up before they are accumulated into
+  // Which way the host operands' contiguous runs go: down A's columns
+  // (column-major A) or along its rows (k); down B's columns (k) or along
+  // its rows. A piece's DMA moves runs of its extent along that way, and
+  // short runs go up more slowly, so some tile shapes suit one layout only.
+  bool a_runs_along_m = true, b_runs_along_k = true;
   // The leaves of a coefficient-wise epilogue other than the product (C =
   // f(A * B, D, ...)): each C tile's piece of each goes up (upload_leaf,
   // into the C tile's slot, op.leaf indexing this list) before the tile's

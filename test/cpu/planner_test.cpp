@@ -471,6 +471,8 @@ GemmProblem random_problem() {
   p.k = random_dim();
   p.elem_size = std::vector<i64>{4, 8, 16}[static_cast<std::size_t>(uniform(0, 2))];
   p.reads_c = uniform(0, 1) == 1;
+  p.a_runs_along_m = uniform(0, 1) == 1;
+  p.b_runs_along_k = uniform(0, 1) == 1;
   // An epilogue with other leaves now and then (broadcast ones too).
   if (uniform(0, 2) == 0)
     for (i64 l = uniform(1, 3); l > 0; --l)
@@ -787,6 +789,51 @@ BOOST_AUTO_TEST_CASE(float_from_8192_takes_quarter_tiles_4096_deep) {
                  shape_text(p) << describe_plan(plan) << ": fewer than 16 tiles");
       BOOST_TEST(plan.kb == 4096, shape_text(p) << describe_plan(plan) << ": pieces not 4096 deep");
     }
+}
+
+// Real double from 8192 up, page-locked, takes thin tiles in core: as long
+// and as deep as the square tiles it takes otherwise (4096) and at
+// most a sixteenth of the other side (at least 512) thin, on the side along
+// which the host's runs do not go, so that no piece goes up in shorter runs
+// than the square tiles' pieces. With A column-major and B row-major, and
+// from pageable memory, the tiles stay square.
+BOOST_AUTO_TEST_CASE(large_page_locked_double_takes_thin_tiles) {
+  int thin = 0;
+  for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
+           {8192, 8192, 8192}, {12288, 12288, 12288}, {16384, 16384, 16384}, {8192, 30000, 9000}, {20001, 8191, 12289},
+           {8192, 8192, 4096}})
+    for (bool staged : {false, true}) {
+      // The square tiles: A column-major, B row-major.
+      GemmProblem square_p = problem(m, n, k, 8, 2, staged);
+      square_p.b_runs_along_k = false;
+      PipelinePlan square;
+      if (!plan_with_room(square_p, square)) return;
+      BOOST_TEST((std::min(square.mb, square.nb) >= 2048 && std::max(square.mb, square.nb) <= 4096),
+                 shape_text(square_p) << describe_plan(square) << ": A column-major, B row-major: tiles not square");
+      for (bool a_col : {true, false})
+        for (bool b_col : {true, false}) {
+          GemmProblem p = problem(m, n, k, 8, 2, staged);
+          p.a_runs_along_m = a_col;
+          p.b_runs_along_k = b_col;
+          PipelinePlan plan;
+          if (!plan_with_room(p, plan)) return;
+          const std::string what = shape_text(p) + " a_col=" + std::to_string(a_col) + " b_col=" + std::to_string(b_col) +
+                                   describe_plan(plan) + describe_plan(square);
+          if (staged || std::min(m, n) < 8192 || k < 8192 || (a_col && !b_col)) {
+            BOOST_TEST((plan.mb == square.mb && plan.nb == square.nb && plan.kb == square.kb), what << ": not the square tiles");
+            continue;
+          }
+          ++thin;
+          // Thin along n where B's runs go down its columns (A's runs then
+          // span the tiles' rows), else along m (A's runs go along k).
+          const i64 thin_side = b_col ? plan.nb : plan.mb, side = b_col ? n : m;
+          BOOST_TEST((thin_side >= 512 && thin_side <= std::max<i64>(512, ceil_div(side, 16 * 128) * 128)),
+                     what << ": thin side not a sixteenth of C's side");
+          BOOST_TEST((b_col ? plan.mb == square.mb : plan.nb == square.nb), what << ": long side not the square tiles'");
+          BOOST_TEST(plan.kb == square.kb, what << ": pieces not as deep as the square tiles'");
+        }
+    }
+  BOOST_TEST(thin == 12);
 }
 
 // The multiplies of an in-core plan with k_rounds = r: the first r k

@@ -2,7 +2,8 @@
 // random probe vectors (||C x - A (B x)||, Freivalds) and sampled entries
 // against host dot products in long double.
 //  - N = 4096 square, fp32 and fp64, both backends; N = 8192 fp32, whose
-//    default plan differs (quarter tiles, a lead k piece);
+//    default plan differs (quarter tiles, a lead k piece); N = 8192 fp64
+//    page-locked in each pair of layouts of A and B (thin tiles or square);
 //  - a product whose C has more than 2^31 elements (float, 46400^2, k = 16):
 //    64-bit indexing all the way; skipped with a message when host or
 //    device memory is short;
@@ -104,6 +105,35 @@ template <class S> void square(Index n, egpu::Backend backend) {
               static_cast<long>(n), worst);
 }
 
+// Page-locked double at N = 8192 in each pair of layouts of A and B: the
+// plans take thin tiles along the side the host's runs do not go (square
+// ones for A column-major, B row-major), in core.
+template <int ALayout, int BLayout> void page_locked_8192_double(egpu::Backend backend) {
+  using MA = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, ALayout>;
+  using MB = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, BLayout>;
+  using M = Eigen::MatrixXd;
+  const Index n = 8192;
+  egpu::Options opt;
+  opt.backend = backend;
+  MA a = random_matrix<MA>(n, n);
+  MB b = random_matrix<MB>(n, n);
+  M c(n, n);
+  poison(c);
+  const std::string what = std::string(backend_name(backend)) + " double N=8192 page-locked, A " +
+                           (ALayout == Eigen::RowMajor ? "row" : "column") + "-major, B " +
+                           (BLayout == Eigen::RowMajor ? "row" : "column") + "-major";
+  {
+    auto guard_a = egpu::pin(a);
+    auto guard_b = egpu::pin(b);
+    auto guard_c = egpu::pin(c);
+    c.noalias() = egpu::gpu(a * b, opt);
+  }
+  BOOST_TEST(all_finite(c), what << ": NaN or Inf left in C");
+  const M ac = a, bc = b;
+  const double worst = check_product(c, ac, bc, 1.0, nullptr, 1000, what);
+  std::printf("gemm_large: %s: worst error ratio %.3g\n", what.c_str(), worst);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(large, *boost::unit_test::precondition(gpu_available))
@@ -114,6 +144,19 @@ BOOST_AUTO_TEST_CASE(square_4096_float_cublas) { square<float>(4096, egpu::Backe
 BOOST_AUTO_TEST_CASE(square_4096_double_cublas) { square<double>(4096, egpu::Backend::cublas); }
 BOOST_AUTO_TEST_CASE(square_8192_float_own) { square<float>(8192, egpu::Backend::own); }
 BOOST_AUTO_TEST_CASE(square_8192_float_cublas) { square<float>(8192, egpu::Backend::cublas); }
+BOOST_AUTO_TEST_CASE(page_locked_8192_double_column_column) {
+  page_locked_8192_double<Eigen::ColMajor, Eigen::ColMajor>(egpu::Backend::own);
+  page_locked_8192_double<Eigen::ColMajor, Eigen::ColMajor>(egpu::Backend::cublas);
+}
+BOOST_AUTO_TEST_CASE(page_locked_8192_double_row_column) {
+  page_locked_8192_double<Eigen::RowMajor, Eigen::ColMajor>(egpu::Backend::own);
+}
+BOOST_AUTO_TEST_CASE(page_locked_8192_double_column_row) {
+  page_locked_8192_double<Eigen::ColMajor, Eigen::RowMajor>(egpu::Backend::own);
+}
+BOOST_AUTO_TEST_CASE(page_locked_8192_double_row_row) {
+  page_locked_8192_double<Eigen::RowMajor, Eigen::RowMajor>(egpu::Backend::cublas);
+}
 
 // C with more than 2^31 elements: every index computation must be 64-bit.
 BOOST_AUTO_TEST_CASE(more_than_2_31_elements) {
