@@ -63,8 +63,8 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 // the staging threads. From 8192 up, double takes 4096 where
 // that still makes four tiles or more (the pieces' columns then go up in
 // runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
-// longer ones; page-locked, in core, thin tiles instead: thin_tiles), real float a quarter of the larger side (at most 8192),
-// the complex scalars from 16384 up 8192. k pieces a quarter of k or
+// longer ones; page-locked and in core it takes thin_tiles instead), real
+// float a quarter of the larger side (at most 8192), the complex scalars from 16384 up 8192. k pieces a quarter of k or
 // less, so the first kernel starts once a small part of A and B has
 // arrived; from 8192 up, double and real float take 4096 deep: float's
 // kernels ran at 46 Tflop/s on 4096 x 4096 x 2048 pieces against 49 on
@@ -121,8 +121,8 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 // staged operands keep the square tiles.)
 constexpr std::int64_t kThinFrom = 8192, kThinLong = 4096;
 bool takes_thin_tiles(const GemmProblem& p) {
-  return !p.staged && double_real(p) && p.flops_per_element == 2 && std::min(p.m, p.n) >= kThinFrom &&
-         p.k >= kThinFrom && (p.b_runs_along_k || !p.a_runs_along_m);
+  return !p.staged && double_real(p) && std::min(p.m, p.n) >= kThinFrom && p.k >= kThinFrom &&
+         (p.b_runs_along_k || !p.a_runs_along_m);
 }
 struct TileTarget {
   std::int64_t m, n, k;

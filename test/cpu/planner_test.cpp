@@ -817,10 +817,11 @@ BOOST_AUTO_TEST_CASE(large_page_locked_double_takes_thin_tiles) {
           p.b_runs_along_k = b_col;
           PipelinePlan plan;
           if (!plan_with_room(p, plan)) return;
-          const std::string what = shape_text(p) + " a_col=" + std::to_string(a_col) + " b_col=" + std::to_string(b_col) +
-                                   describe_plan(plan) + describe_plan(square);
+          const std::string what = shape_text(p) + " a_col=" + std::to_string(a_col) +
+                                   " b_col=" + std::to_string(b_col) + describe_plan(plan) + describe_plan(square);
           if (staged || std::min(m, n) < 8192 || k < 8192 || (a_col && !b_col)) {
-            BOOST_TEST((plan.mb == square.mb && plan.nb == square.nb && plan.kb == square.kb), what << ": not the square tiles");
+            BOOST_TEST((plan.mb == square.mb && plan.nb == square.nb && plan.kb == square.kb),
+                       what << ": not the square tiles");
             continue;
           }
           ++thin;
@@ -829,7 +830,8 @@ BOOST_AUTO_TEST_CASE(large_page_locked_double_takes_thin_tiles) {
           const i64 thin_side = b_col ? plan.nb : plan.mb, side = b_col ? n : m;
           BOOST_TEST((thin_side >= 512 && thin_side <= std::max<i64>(512, ceil_div(side, 16 * 128) * 128)),
                      what << ": thin side not a sixteenth of C's side");
-          BOOST_TEST((b_col ? plan.mb == square.mb : plan.nb == square.nb), what << ": long side not the square tiles'");
+          BOOST_TEST((b_col ? plan.mb == square.mb : plan.nb == square.nb),
+                     what << ": long side not the square tiles'");
           BOOST_TEST(plan.kb == square.kb, what << ": pieces not as deep as the square tiles'");
         }
     }
