@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Rough time of an in-core host-resident product's pipeline, from rates.
 
-Models the plans of src/planner/pipeline_plan.cpp in core: square C tiles
-in growing squares, the first ROUNDS k pieces round all tiles, then each
-tile's other pieces in turn; a piece goes up when first needed. One upload
+Models the plans of src/planner/pipeline_plan.cpp in core: C tiles (square,
+or TILE x --tile-n: the thin tiles of large page-locked double) in growing
+squares, the first ROUNDS k pieces round all tiles, then each tile's other
+pieces in turn; a piece goes up when first needed. One upload
 stream in plan order, the kernels one at a time (two lanes share the GPU),
 each tile's download after its last multiply on one download stream;
 uploads run at UP GB/s, times --both-factor while a download runs.
 
-  pipeline_model.py N ELEM TILE KB ROUNDS [--up GBs] [--rate TFLOPs]
+  pipeline_model.py N ELEM TILE KB ROUNDS [--tile-n NB] [--up GBs] [--rate TFLOPs]
   pipeline_model.py N ELEM --search [--up GBs] [--rate TFLOPs]
 
 ELEM is 4 (float) or 8 (double). --search tries tiles of N/8 to N/2 (at
@@ -32,17 +33,17 @@ def tile_order(tm, tn):
     return order
 
 
-def plan_ops(n, tile, kb, rounds):
+def plan_ops(n, tile, kb, rounds, tile_n=None):
     """The operations in issue order: ('up', key, elements) / ('mul', tile, a, b, flops, last) / ('down', tile, elements)."""
-    t = math.ceil(n / tile)
+    tile_n = tile_n or tile
     tk = math.ceil(n / kb)
-    order = tile_order(t, t)
+    order = tile_order(math.ceil(n / tile), math.ceil(n / tile_n))
     steps = [(x, p) for p in range(min(rounds, tk)) for x in range(len(order))]
     steps += [(x, p) for x in range(len(order)) for p in range(min(rounds, tk), tk)]
     ops, up = [], set()
     for x, p in steps:
         i, j = order[x]
-        mi, nj, kp = min(tile, n - i * tile), min(tile, n - j * tile), min(kb, n - p * kb)
+        mi, nj, kp = min(tile, n - i * tile), min(tile_n, n - j * tile_n), min(kb, n - p * kb)
         for key, elems in ((("a", i, p), mi * kp), (("b", p, j), kp * nj)):
             if key not in up:
                 up.add(key)
@@ -84,6 +85,7 @@ def main():
     ap.add_argument("elem", type=int, choices=(4, 8))
     ap.add_argument("plan", type=int, nargs="*", help="TILE KB ROUNDS")
     ap.add_argument("--search", action="store_true")
+    ap.add_argument("--tile-n", type=int, default=0, help="width of the C tiles (default: TILE)")
     ap.add_argument("--up", type=float, default=55.0, help="GB/s each way")
     ap.add_argument("--both-factor", type=float, default=0.88, help="each way's share while both run")
     ap.add_argument("--rate", type=float, default=56.0, help="kernel Tflop/s")
@@ -92,7 +94,7 @@ def main():
     gemm = 2 * a.n**3 / rate
 
     def run(tile, kb, rounds):
-        return simulate(plan_ops(a.n, tile, kb, rounds), a.elem, up, up, rate, a.both_factor)
+        return simulate(plan_ops(a.n, tile, kb, rounds, a.tile_n or None), a.elem, up, up, rate, a.both_factor)
 
     if a.search:
         found = []
