@@ -113,8 +113,8 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 // and 16384, both tilings in one process, ms, own kernel / cuBLAS, against
 // square 4096 tiles: 8192 25.7-27.0 / 25.7-26.8 against 27.5-31.0 /
 // 27.2-29.9, which ran in two modes (traced with cuBLAS, thin tiles: the
-// first tile comes down at 14.5 ms and the downloads then run back to back
-// to the end); 12288 75.8-77.6 / 71.2-73.1 against 76.2-78.6 / 72.2-74.2;
+// first tile comes down at 14.5 ms and, from the second on, the downloads
+// run back to back to the end); 12288 75.8-77.6 / 71.2-73.1 against 76.2-78.6 / 72.2-74.2;
 // 16384 175.5-176.5 / 161.8-163.2 against 174.2-176.1 / 166.4-170.2. Tiles
 // 1024 and 2048 wide at 8192 took 25.9-26.4 and 26.2-27.3 ms. From pageable
 // memory the thin tiles took 83.3-86.5 ms at 12288 against 78.7-85.4, so
