@@ -104,10 +104,11 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 // go up; with square 4096 tiles, two quarters of C were multiplied and
 // brought down after the last upload. The thin side is the one along which
 // no piece is read in runs: n where B's runs go down its columns (k) (A's
-// pieces then go up in runs 4096 long), m where A's runs go along its rows
-// (k); with neither (A column-major, B row-major) the tiles stay square.
-// Pieces of 4096 x 4096 double (32 KiB runs) go up at the full DMA rate;
-// runs of 16 KiB went at 34-42 GB/s against 50-55.
+// pieces then go up in runs as long as the tiles, 4096 where m divides so),
+// m where A's runs go along its rows (k); with neither (A column-major, B
+// row-major) the tiles stay square. No piece goes up in shorter runs than
+// with square tiles. Pieces of 4096 x 4096 double (32 KiB runs) go up at
+// the full DMA rate; runs of 16 KiB went at 34-42 GB/s against 50-55.
 // (Measured on an H200, page-locked, medians of five calls after one
 // warm-up (three at 12288 and 16384), seven runs at 8192 and five at 12288
 // and 16384, both tilings in one process, ms, own kernel / cuBLAS, against
