@@ -49,6 +49,22 @@ struct HostCopyRate {
 };
 HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats);
 
+// The host's copy rate while the DMA runs, which it slows: for each count
+// in `thread_counts`, that many threads pack and unpack as in
+// HostCopyRate::both (`bytes` each way) again and again while copies of
+// 32 MiB go up and down between two other pinned buffers and the device
+// back to back, on two streams. host = the fastest copy that ended while
+// both directions still ran, in bytes per second (both ways); dma = the
+// bytes of both directions over the longer direction's time, the fastest
+// of the runs: `repeats` runs with memcpy and as many with egpu's staging
+// copy. A count with no copy inside the DMA's run has host = dma = 0.
+struct CopyUnderDma {
+  int threads = 0;
+  double host = 0, dma = 0;
+};
+std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::vector<int>& thread_counts,
+                                                 int repeats);
+
 // Median seconds of C = A * B on device-resident copies of a and b (copied
 // up once, outside the timing), device events around each call, after
 // `warmups` untimed calls.

@@ -22,6 +22,12 @@
 // max(GEMM, (A + B) / min(H2D, pack), C / min(D2H, unpack), (A + B + C) /
 // min(both, host both)). "x floor" is a system's time over its backend's
 // floor (cuBLASXt against cuBLAS's).
+// The host copies more slowly while the DMA runs (gpu::measure_copy_under_dma,
+// measured once per run at a quarter, half and all of the staging threads,
+// printed), and a pageable call copies while its DMA runs for most of its
+// time: "host GB/s" is the bytes a pageable egpu row copied on the host
+// (A + B + C, and C again where the form reads it) over its time, to set
+// beside the host's rate under DMA.
 //
 // Each result is checked against CPU Eigen's (relative Frobenius error), or
 // against egpu-cublas's where CPU Eigen is skipped (--cpu-max).
@@ -123,6 +129,7 @@ struct Settings {
   bool gpu = false;
   gpu::Bandwidth bandwidth;  // bytes/s; 0 where not measured
   gpu::HostCopyRate host_copy;  // pageable <-> pinned, bytes/s; 0 where not measured
+  std::vector<gpu::CopyUnderDma> under_dma;  // the same while the DMA runs; empty where not measured
   std::string bandwidth_error;
 
   bool wants(const std::string& system) const {
@@ -142,6 +149,7 @@ struct Measurement {
   bool failed = false;     // threw, or gave a wrong answer
   bool skipped = false;
   double floor = 0;  // seconds; 0: none
+  double host_bytes = 0;  // pageable egpu rows: bytes copied between pageable and pinned memory
   std::string floor_bound, note;
   double sample_error = -1;  // against the CPU sample (--forms); < 0: not measured
 
@@ -385,6 +393,7 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
       const bool reads_c = m.form == "update" || reads_d(m.form);  // C, or D, goes up too
       m.floor = it->second.seconds(reads_c);
       m.floor_bound = it->second.bound(reads_c);
+      if (m.memory == "pageable" && m.system != "cublasxt") m.host_bytes = (reads_c ? 4 : 3) * it->second.matrix_bytes;
     }
   };
   // Checks C against the sample; a wrong answer fails m.
@@ -648,6 +657,24 @@ int run_product(int argc, char** argv) {
         settings.host_copy = gpu::HostCopyRate{};
         std::printf("host copy rate: FAILED (%s); pageable floors count the DMA only\n", e.what());
       }
+      if (settings.host_copy.both > 0) {
+        try {
+          const int all = settings.host_copy.threads;
+          settings.under_dma = gpu::measure_copy_under_dma(std::size_t(128) << 20,
+                                                           {std::max(2, all / 4), std::max(2, all / 2), all}, 3);
+          std::printf("host copy both ways while the DMA runs both ways (128 MiB each way, fastest of 6), against both at\n"
+                      "once alone:");
+          for (const gpu::CopyUnderDma& mode : settings.under_dma)
+            std::printf("%s %d threads: host %.1f GB/s (%.2f), DMA %.1f GB/s (%.2f)",
+                        &mode == &settings.under_dma.front() ? "" : ";", mode.threads, mode.host / 1e9,
+                        mode.host / settings.host_copy.both, mode.dma / 1e9,
+                        settings.bandwidth.both > 0 ? mode.dma / settings.bandwidth.both : 0.0);
+          std::printf("\n");
+        } catch (const std::exception& e) {
+          settings.under_dma.clear();
+          std::printf("host copy while the DMA runs: FAILED (%s)\n", e.what());
+        }
+      }
     }
   }
   std::fflush(stdout);
@@ -655,10 +682,10 @@ int run_product(int argc, char** argv) {
   const std::unique_ptr<Csv> csv =
       open_csv(csv_choice, "product", info,
                {"date", "device", "commit", "scalar", "shape", "memory", "system", "seconds", "tflops", "floor_seconds",
-                "floor_bound", "x_floor", "vs_cublasxt", "vs_cpu", "rel_error", "error_ref", "repeats", "status",
+                "floor_bound", "x_floor", "host_gbps", "host_under_dma_gbps", "vs_cublasxt", "vs_cpu", "rel_error", "error_ref", "repeats", "status",
                 "egpu_options", "note"});
 
-  Table table({"N", "scalar", "memory", "system", "seconds", "TFLOP/s", "x floor", "vs cuBLASXt", "vs CPU",
+  Table table({"N", "scalar", "memory", "system", "seconds", "TFLOP/s", "x floor", "host GB/s", "vs cuBLASXt", "vs CPU",
                "rel.error", "runs", "note"});
   Table floor_table(
       {"N", "scalar", "backend", "device GEMM s", "GEMM TFLOP/s", "H2D s", "D2H s", "both ways s", "floor s", "bound"});
@@ -696,6 +723,7 @@ int run_product(int argc, char** argv) {
         }
         const double tflops = timed ? flops / m.seconds / 1e12 : 0.0;
         const std::string x_floor = timed ? ratio(m.seconds, m.floor) : "-";
+        const double host_gbps = timed && m.host_bytes > 0 ? m.host_bytes / m.seconds / 1e9 : 0.0;
         const std::string vs_xt = timed ? ratio(xt_seconds, m.seconds) : "-";
         const std::string vs_cpu = timed ? ratio(cpu_seconds, m.seconds) : "-";
         std::string error = "-";
@@ -703,7 +731,7 @@ int run_product(int argc, char** argv) {
         else if (m.rel_error >= 0 || std::isnan(m.rel_error))
           error = format("%.1e", m.rel_error) + (m.error_ref == "cpu-eigen" ? "" : " (vs " + m.error_ref + ")");
         table.add({std::to_string(n), scalar, m.memory, m.name(), timed ? format("%.6f", m.seconds) : "-",
-                   timed ? format("%.3f", tflops) : "-", x_floor, vs_xt, vs_cpu, error, std::to_string(m.runs),
+                   timed ? format("%.3f", tflops) : "-", x_floor, host_gbps > 0 ? format("%.1f", host_gbps) : "-", vs_xt, vs_cpu, error, std::to_string(m.runs),
                    m.note});
         if (csv) {
           const std::string status = m.skipped  ? "skipped"
@@ -718,6 +746,8 @@ int run_product(int argc, char** argv) {
                     timed ? format("%.6g", m.seconds) : "", timed ? format("%.4g", tflops) : "",
                     m.floor > 0 ? format("%.6g", m.floor) : "", m.floor > 0 ? m.floor_bound : "",
                     timed && m.floor > 0 ? format("%.4g", m.seconds / m.floor) : "",
+                    host_gbps > 0 ? format("%.4g", host_gbps) : "",
+                    host_gbps > 0 && !settings.under_dma.empty() ? format("%.4g", settings.under_dma.back().host / 1e9) : "",
                     timed && xt_seconds > 0 ? format("%.4g", xt_seconds / m.seconds) : "",
                     timed && cpu_seconds > 0 ? format("%.4g", cpu_seconds / m.seconds) : "",
                     has_error ? format("%.3g", m.rel_error) : "", has_error ? m.error_ref : "",
@@ -766,7 +796,8 @@ int run_product(int argc, char** argv) {
   if (settings.gpu) {
     std::printf("\nfloors (device GEMM: own = egpu::kernels::gemm_tiled, cublas = cublas<t>gemm default math; "
                 "H2D = (A + B) / pinned H2D rate, D2H = C / pinned D2H rate, both ways = (A + B + C) / the rate of both\n"
-                "directions at once; pageable: each the slower of that and the host's copy through pinned memory)\n");
+                "directions at once; pageable: each the slower of that and the host's copy through pinned memory;\n"
+                "host GB/s: a pageable egpu row's bytes copied on the host (A + B + C) over its time)\n");
     floor_table.print(stdout);
   }
   if (settings.gpu && settings.extra_forms()) {
