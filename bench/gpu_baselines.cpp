@@ -209,10 +209,11 @@ std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::v
   std::memset(pin2, 1, bytes);
   std::memset(pageable.get(), 1, bytes);
   std::memset(pageable2.get(), 1, bytes);
-  // The DMA's own buffers: 32 copies of 32 MiB each way, about 24 ms at
-  // 45 GB/s, long enough for a few of the host's copies inside it.
+  // The DMA's own buffers: 64 copies of 32 MiB each way, about 50 ms at
+  // 45 GB/s, long enough for a few of the host's copies inside it (a
+  // quarter of 16 threads copies 256 MiB in 15-20 ms).
   constexpr std::size_t kChunk = std::size_t(32) << 20;
-  constexpr int kChunks = 32;
+  constexpr int kChunks = 64;
   Stream up, down;
   PinnedMemory dma_host_up(kChunk), dma_host_down(kChunk);
   DeviceMemory dma_dev_up(kChunk, up.s), dma_dev_down(kChunk, down.s);
