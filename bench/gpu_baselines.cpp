@@ -240,7 +240,8 @@ std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::v
         check(cudaEventRecord(up_start.e, up.s), "cudaEventRecord");
         check(cudaEventRecord(down_start.e, down.s), "cudaEventRecord");
         for (int c = 0; c < kChunks; ++c) {
-          check(cudaMemcpyAsync(dma_dev_up.p, dma_host_up.p, kChunk, cudaMemcpyHostToDevice, up.s), "cudaMemcpyAsync H2D");
+          check(cudaMemcpyAsync(dma_dev_up.p, dma_host_up.p, kChunk, cudaMemcpyHostToDevice, up.s),
+                "cudaMemcpyAsync H2D");
           check(cudaMemcpyAsync(dma_host_down.p, dma_dev_down.p, kChunk, cudaMemcpyDeviceToHost, down.s),
                 "cudaMemcpyAsync D2H");
         }
@@ -261,7 +262,8 @@ std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::v
         check(cudaEventElapsedTime(&down_ms, down_start.e, down_end.e), "cudaEventElapsedTime");
         if (host <= 0) continue;
         mode.host = std::max(mode.host, host);
-        mode.dma = std::max(mode.dma, 2.0 * kChunks * static_cast<double>(kChunk) / (1e-3 * std::max(up_ms, down_ms)));
+        const double dma_seconds = 1e-3 * std::max(up_ms, down_ms);
+        mode.dma = std::max(mode.dma, 2.0 * kChunks * static_cast<double>(kChunk) / dma_seconds);
       }
     modes.push_back(mode);
   }

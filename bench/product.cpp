@@ -26,8 +26,8 @@
 // measured once per run at a quarter, half and all of the staging threads,
 // printed), and a pageable call copies while its DMA runs for most of its
 // time: "host GB/s" is the bytes a pageable egpu row copied on the host
-// (A + B + C, and C again where the form reads it) over its time, to set
-// beside the host's rate under DMA.
+// (A + B + C, and C or D once more where the form reads one) over its
+// time, to set beside the host's rate under DMA.
 //
 // Each result is checked against CPU Eigen's (relative Frobenius error), or
 // against egpu-cublas's where CPU Eigen is skipped (--cpu-max).
@@ -393,7 +393,8 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
       const bool reads_c = m.form == "update" || reads_d(m.form);  // C, or D, goes up too
       m.floor = it->second.seconds(reads_c);
       m.floor_bound = it->second.bound(reads_c);
-      if (m.memory == "pageable" && m.system != "cublasxt") m.host_bytes = (reads_c ? 4 : 3) * it->second.matrix_bytes;
+      if (m.memory == "pageable" && m.system != "cublasxt")
+        m.host_bytes = (reads_c ? 4 : 3) * it->second.matrix_bytes;
     }
   };
   // Checks C against the sample; a wrong answer fails m.
@@ -682,11 +683,11 @@ int run_product(int argc, char** argv) {
   const std::unique_ptr<Csv> csv =
       open_csv(csv_choice, "product", info,
                {"date", "device", "commit", "scalar", "shape", "memory", "system", "seconds", "tflops", "floor_seconds",
-                "floor_bound", "x_floor", "host_gbps", "host_under_dma_gbps", "vs_cublasxt", "vs_cpu", "rel_error", "error_ref", "repeats", "status",
-                "egpu_options", "note"});
+                "floor_bound", "x_floor", "host_gbps", "host_under_dma_gbps", "vs_cublasxt", "vs_cpu", "rel_error",
+                "error_ref", "repeats", "status", "egpu_options", "note"});
 
-  Table table({"N", "scalar", "memory", "system", "seconds", "TFLOP/s", "x floor", "host GB/s", "vs cuBLASXt", "vs CPU",
-               "rel.error", "runs", "note"});
+  Table table({"N", "scalar", "memory", "system", "seconds", "TFLOP/s", "x floor", "host GB/s", "vs cuBLASXt",
+               "vs CPU", "rel.error", "runs", "note"});
   Table floor_table(
       {"N", "scalar", "backend", "device GEMM s", "GEMM TFLOP/s", "H2D s", "D2H s", "both ways s", "floor s", "bound"});
   // --forms: per N, scalar, memory mode and egpu system, each form's median
@@ -731,8 +732,8 @@ int run_product(int argc, char** argv) {
         else if (m.rel_error >= 0 || std::isnan(m.rel_error))
           error = format("%.1e", m.rel_error) + (m.error_ref == "cpu-eigen" ? "" : " (vs " + m.error_ref + ")");
         table.add({std::to_string(n), scalar, m.memory, m.name(), timed ? format("%.6f", m.seconds) : "-",
-                   timed ? format("%.3f", tflops) : "-", x_floor, host_gbps > 0 ? format("%.1f", host_gbps) : "-", vs_xt, vs_cpu, error, std::to_string(m.runs),
-                   m.note});
+                   timed ? format("%.3f", tflops) : "-", x_floor, host_gbps > 0 ? format("%.1f", host_gbps) : "-",
+                   vs_xt, vs_cpu, error, std::to_string(m.runs), m.note});
         if (csv) {
           const std::string status = m.skipped  ? "skipped"
                                      : m.failed ? (timed ? "wrong" : "failed")
@@ -747,7 +748,9 @@ int run_product(int argc, char** argv) {
                     m.floor > 0 ? format("%.6g", m.floor) : "", m.floor > 0 ? m.floor_bound : "",
                     timed && m.floor > 0 ? format("%.4g", m.seconds / m.floor) : "",
                     host_gbps > 0 ? format("%.4g", host_gbps) : "",
-                    host_gbps > 0 && !settings.under_dma.empty() ? format("%.4g", settings.under_dma.back().host / 1e9) : "",
+                    host_gbps > 0 && !settings.under_dma.empty()
+                        ? format("%.4g", settings.under_dma.back().host / 1e9)
+                        : "",
                     timed && xt_seconds > 0 ? format("%.4g", xt_seconds / m.seconds) : "",
                     timed && cpu_seconds > 0 ? format("%.4g", cpu_seconds / m.seconds) : "",
                     has_error ? format("%.3g", m.rel_error) : "", has_error ? m.error_ref : "",
