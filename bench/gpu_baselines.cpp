@@ -106,6 +106,31 @@ double parallel_copy_seconds(const std::vector<CopyJob>& jobs) {
   return now_seconds() - start;
 }
 
+// Two pinned and two pageable buffers of `bytes`, for the host's copies
+// both ways at once. Every page is written before a clock runs (a user's
+// array is written before it is used), the pageable ones by `threads`
+// threads, as the copies will write them.
+struct HostCopyBuffers {
+  PinnedMemory pinned, pinned2;
+  std::unique_ptr<unsigned char[]> pageable_memory, pageable2_memory;
+  unsigned char *pin, *pin2, *pageable, *pageable2;
+
+  HostCopyBuffers(std::size_t bytes, int threads)
+      : pinned(bytes),
+        pinned2(bytes),
+        pageable_memory(new unsigned char[bytes]),
+        pageable2_memory(new unsigned char[bytes]),
+        pin(static_cast<unsigned char*>(pinned.p)),
+        pin2(static_cast<unsigned char*>(pinned2.p)),
+        pageable(pageable_memory.get()),
+        pageable2(pageable2_memory.get()) {
+    std::memset(pin, 1, bytes);
+    std::memset(pin2, 1, bytes);
+    parallel_copy_seconds({{pageable, pin, bytes, threads}});
+    parallel_copy_seconds({{pageable2, pin2, bytes, threads}});
+  }
+};
+
 }  // namespace
 
 int device_index() {
@@ -158,17 +183,9 @@ HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats) {
   if (bytes == 0) throw std::invalid_argument("measure_host_copy: no bytes");
   threads = std::max(1, threads);
   use_device();
-  // Two of each, for the copies both ways at once.
-  PinnedMemory pinned(bytes), pinned2(bytes);
-  const std::unique_ptr<unsigned char[]> pageable(new unsigned char[bytes]), pageable2(new unsigned char[bytes]);
-  unsigned char* const pin = static_cast<unsigned char*>(pinned.p);
-  unsigned char* const pin2 = static_cast<unsigned char*>(pinned2.p);
-  // Every page written before the clock runs (a user's array is written
-  // before it is used), the pageable ones by the threads that will copy them.
-  std::memset(pin, 1, bytes);
-  std::memset(pin2, 1, bytes);
-  parallel_copy_seconds({{pageable.get(), pin, bytes, threads}});
-  parallel_copy_seconds({{pageable2.get(), pin2, bytes, threads}});
+  const HostCopyBuffers buffers(bytes, threads);
+  unsigned char *const pin = buffers.pin, *const pin2 = buffers.pin2;
+  unsigned char *const pageable = buffers.pageable, *const pageable2 = buffers.pageable2;
   // The fastest run of memcpy and of egpu's own staging copy: a floor takes
   // the best the host has shown (its copy rate varies by a fifth from run
   // to run on a lent machine, and a median taken in a slow moment would
@@ -187,28 +204,22 @@ HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats) {
   };
   HostCopyRate r;
   r.threads = threads;
-  r.pack = static_cast<double>(bytes) / seconds({{pin, pageable.get(), bytes, threads}});
-  r.unpack = static_cast<double>(bytes) / seconds({{pageable.get(), pin, bytes, threads}});
+  r.pack = static_cast<double>(bytes) / seconds({{pin, pageable, bytes, threads}});
+  r.unpack = static_cast<double>(bytes) / seconds({{pageable, pin, bytes, threads}});
   // Half the threads pack while the others unpack (one thread each when
   // there is one).
   const int half = std::max(1, threads / 2), rest = std::max(1, threads - half);
   r.both = 2 * static_cast<double>(bytes) /
-           seconds({{pin, pageable.get(), bytes, half}, {pageable2.get(), pin2, bytes, rest}});
+           seconds({{pin, pageable, bytes, half}, {pageable2, pin2, bytes, rest}});
   return r;
 }
 
 std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::vector<int>& thread_counts,
                                                  int repeats) {
-  if (bytes == 0) throw std::invalid_argument("measure_copy_under_dma: no bytes");
+  if (bytes == 0 || thread_counts.empty()) throw std::invalid_argument("measure_copy_under_dma: no bytes or threads");
   use_device();
-  PinnedMemory pinned(bytes), pinned2(bytes);
-  const std::unique_ptr<unsigned char[]> pageable(new unsigned char[bytes]), pageable2(new unsigned char[bytes]);
-  unsigned char* const pin = static_cast<unsigned char*>(pinned.p);
-  unsigned char* const pin2 = static_cast<unsigned char*>(pinned2.p);
-  std::memset(pin, 1, bytes);
-  std::memset(pin2, 1, bytes);
-  std::memset(pageable.get(), 1, bytes);
-  std::memset(pageable2.get(), 1, bytes);
+  const int most = std::max(2, *std::max_element(thread_counts.begin(), thread_counts.end()));
+  const HostCopyBuffers buffers(bytes, most);
   // The DMA's own buffers: 64 copies of 32 MiB each way, about 50 ms at
   // 45 GB/s, long enough for a few of the host's copies inside it (a
   // quarter of 16 threads copies 256 MiB in 15-20 ms).
@@ -250,8 +261,8 @@ std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::v
         while (pending(up_start.e) || pending(down_start.e)) std::this_thread::yield();
         double host = 0;
         for (;;) {
-          const double s = parallel_copy_seconds({{pin, pageable.get(), bytes, half, streaming},
-                                                  {pageable2.get(), pin2, bytes, rest, streaming}});
+          const double s = parallel_copy_seconds({{buffers.pin, buffers.pageable, bytes, half, streaming},
+                                                  {buffers.pageable2, buffers.pin2, bytes, rest, streaming}});
           if (!pending(up_end.e) || !pending(down_end.e)) break;  // the DMA ended during this copy
           host = std::max(host, 2 * static_cast<double>(bytes) / s);
         }
