@@ -50,7 +50,7 @@ struct HostCopyRate {
 HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats);
 
 // The host's copy rate while the DMA runs, which it slows: for each count
-// in `thread_counts`, that many threads pack and unpack as in
+// in `thread_counts` (raised to 2 where smaller), that many threads pack and unpack as in
 // HostCopyRate::both (`bytes` each way) again and again while copies of
 // 32 MiB go up and down between two other pinned buffers and the device
 // back to back, on two streams. host = the fastest copy that ended while

@@ -661,8 +661,7 @@ int run_product(int argc, char** argv) {
       if (settings.host_copy.both > 0) {
         try {
           const int all = settings.host_copy.threads;
-          settings.under_dma = gpu::measure_copy_under_dma(std::size_t(128) << 20,
-                                                           {std::max(2, all / 4), std::max(2, all / 2), all}, 3);
+          settings.under_dma = gpu::measure_copy_under_dma(std::size_t(128) << 20, {all / 4, all / 2, all}, 3);
           std::printf("host copy both ways while the DMA runs both ways (128 MiB each way, fastest of 6), against both at\n"
                       "once alone:");
           for (const gpu::CopyUnderDma& mode : settings.under_dma)

@@ -64,9 +64,10 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 // that still makes four tiles or more (the pieces' columns then go up in
 // runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
 // longer ones; page-locked and in core it takes thin_tiles instead), real
-// float a quarter of the larger side (at most 8192), the complex scalars from 16384 up 8192. k pieces a quarter of k or
-// less, so the first kernel starts once a small part of A and B has
-// arrived; from 8192 up, double and real float take 4096 deep: float's
+// float a quarter of the larger side (at most 8192), the complex scalars
+// from 16384 up 8192. k pieces a quarter of k or less, so the first kernel
+// starts once a small part of A and B has arrived; from 8192 up, double
+// and real float take 4096 deep: float's
 // kernels ran at 46 Tflop/s on 4096 x 4096 x 2048 pieces against 49 on
 // 4096 deep ones (own kernel, H200), and at 8192 and more float is bound
 // by its kernels, not its uploads.
@@ -115,8 +116,8 @@ std::int64_t default_k_panel(const GemmProblem& p) {
 // square 4096 tiles: 8192 25.7-27.0 / 25.7-26.8 against 27.5-31.0 /
 // 27.2-29.9, which ran in two modes (traced with cuBLAS, thin tiles: the
 // first tile comes down at 14.5 ms and, from the second on, the downloads
-// run back to back to the end); 12288 75.8-77.6 / 71.2-73.1 against 76.2-78.6 / 72.2-74.2;
-// 16384 175.5-176.5 / 161.8-163.2 against 174.2-176.1 / 166.4-170.2. Tiles
+// run back to back to the end); 12288 75.8-77.6 / 71.2-73.1 against
+// 76.2-78.6 / 72.2-74.2; 16384 175.5-176.5 / 161.8-163.2 against 174.2-176.1 / 166.4-170.2. Tiles
 // 1024 and 2048 wide at 8192 took 25.9-26.4 and 26.2-27.3 ms. From pageable
 // memory the thin tiles took 83.3-86.5 ms at 12288 against 78.7-85.4, so
 // staged operands keep the square tiles.)
