@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -69,7 +70,7 @@ struct CopyJob {
 // thread copying a contiguous share of its job (cut at 4 KiB so no two
 // threads write one page). The clock starts once every thread is running:
 // thread creation is not the copy's cost.
-double parallel_copy_seconds(const std::vector<CopyJob>& jobs) {
+double parallel_copy_seconds(const std::vector<CopyJob>& jobs, const std::function<void()>& at_start = {}) {
   int threads = 0;
   for (const CopyJob& job : jobs) threads += job.threads;
   auto cut = [](const CopyJob& job, int t) {
@@ -100,6 +101,7 @@ double parallel_copy_seconds(const std::vector<CopyJob>& jobs) {
     throw;
   }
   while (ready.load(std::memory_order_acquire) < threads) std::this_thread::yield();
+  if (at_start) at_start();
   const double start = now_seconds();
   go.store(true, std::memory_order_release);
   for (std::thread& w : workers) w.join();
@@ -279,6 +281,69 @@ std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::v
     modes.push_back(mode);
   }
   return modes;
+}
+
+double movement_seconds(const void* a, const void* b, void* c, std::size_t bytes, bool pageable, int threads,
+                        int repeats) {
+  if (bytes == 0) throw std::invalid_argument("movement_seconds: no bytes");
+  use_device();
+  Stream up, down;
+  DeviceMemory dev_up(bytes, up.s), dev_down(bytes, down.s);
+  check(cudaMemsetAsync(dev_down.p, 1, bytes, down.s), "cudaMemsetAsync");
+  check(cudaStreamSynchronize(down.s), "cudaMemsetAsync");
+  check(cudaStreamSynchronize(up.s), "cudaMallocAsync");
+  // The DMA's ends: pageable operands go through pinned buffers.
+  std::unique_ptr<PinnedMemory> pin_a, pin_b, pin_c;
+  const void *up_a = a, *up_b = b;
+  void* down_c = c;
+  if (pageable) {
+    pin_a = std::make_unique<PinnedMemory>(bytes);
+    pin_b = std::make_unique<PinnedMemory>(bytes);
+    pin_c = std::make_unique<PinnedMemory>(bytes);
+    for (const auto* m : {pin_a.get(), pin_b.get(), pin_c.get()}) std::memset(m->p, 1, bytes);
+    up_a = pin_a->p;
+    up_b = pin_b->p;
+    down_c = pin_c->p;
+  }
+  double start = 0;
+  auto issue_dma = [&] {
+    start = now_seconds();
+    check(cudaMemcpyAsync(dev_up.p, up_a, bytes, cudaMemcpyHostToDevice, up.s), "cudaMemcpyAsync H2D");
+    check(cudaMemcpyAsync(dev_up.p, up_b, bytes, cudaMemcpyHostToDevice, up.s), "cudaMemcpyAsync H2D");
+    check(cudaMemcpyAsync(down_c, dev_down.p, bytes, cudaMemcpyDeviceToHost, down.s), "cudaMemcpyAsync D2H");
+  };
+  auto finish = [&] {
+    check(cudaStreamSynchronize(up.s), "H2D");
+    check(cudaStreamSynchronize(down.s), "D2H");
+    return now_seconds() - start;
+  };
+  double best = 0;
+  auto keep = [&](double s) { best = best > 0 ? std::min(best, s) : s; };
+  if (!pageable) {
+    for (int run = 0; run <= std::max(1, repeats); ++run) {  // the first is a warm-up
+      issue_dma();
+      const double s = finish();
+      if (run > 0) keep(s);
+    }
+    return best;
+  }
+  threads = std::max(3, threads);
+  auto* const dst_a = static_cast<unsigned char*>(pin_a->p);
+  auto* const dst_b = static_cast<unsigned char*>(pin_b->p);
+  const auto* const src_c = static_cast<const unsigned char*>(pin_c->p);
+  for (const int quarters_of_12 : {6, 8, 9}) {  // a half, two thirds, three quarters packing
+    const int packing = std::clamp(threads * quarters_of_12 / 12, 2, threads - 1), unpacking = threads - packing;
+    for (bool streaming : {false, true})
+      for (int run = 0; run <= std::max(1, repeats); ++run) {
+        parallel_copy_seconds({{dst_a, static_cast<const unsigned char*>(a), bytes, packing / 2, streaming},
+                               {dst_b, static_cast<const unsigned char*>(b), bytes, packing - packing / 2, streaming},
+                               {static_cast<unsigned char*>(c), src_c, bytes, unpacking, streaming}},
+                              issue_dma);
+        const double s = finish();
+        if (run > 0) keep(s);
+      }
+  }
+  return best;
 }
 
 template <class Scalar>

@@ -65,6 +65,20 @@ struct CopyUnderDma {
 std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::vector<int>& thread_counts,
                                                  int repeats);
 
+// The bytes of a host-resident product moved with no product and no order
+// between them: A and B (`bytes` each) up, C (`bytes`) down, all at once
+// from the start, on two streams, each as one copy. pageable: A and B are
+// also packed into pinned buffers and C unpacked from one by `threads`
+// threads at the same time (a share of them packing, the rest unpacking;
+// the DMA moves those pinned buffers as the host writes and reads them).
+// Seconds from the start to the end of the last copy, the fastest of
+// `repeats` runs of each share (a half, two thirds and three quarters of
+// the threads packing) with memcpy and with egpu's staging copy; pinned: A,
+// B and C are page-locked and only the DMA runs. What a call that moves
+// these bytes cannot beat by overlapping them better.
+double movement_seconds(const void* a, const void* b, void* c, std::size_t bytes, bool pageable, int threads,
+                        int repeats);
+
 // Median seconds of C = A * B on device-resident copies of a and b (copied
 // up once, outside the timing), device events around each call, after
 // `warmups` untimed calls.

@@ -5,6 +5,12 @@
 //                pinning mode on, the best block size of a sweep in this run
 //   egpu-own     C.noalias() = egpu::gpu(A * B)    (the library's own kernel)
 //   egpu-cublas  C.noalias() = egpu::gpu(A * B, opt) with Backend::cublas
+//   movement     no product: the bytes a call moves, alone (A and B up, C
+//                down, all at once from the start, each in one copy; from
+//                pageable memory also packed into and unpacked from pinned
+//                buffers by the staging threads at the same time;
+//                gpu::movement_seconds), timed against the same floor: how
+//                near it the transfers come with nothing else to wait for
 // in two memory modes: pageable (plain Eigen::Matrix) and pinned (A, B and C
 // page-locked with egpu::pin for every system, cuBLASXt included).
 //
@@ -45,6 +51,10 @@
 //           D's piece of each tile going up beside it)
 //   bias-2pass  T = egpu::gpu(A * B); C = egpu::gpu((T + D).array().tanh()...)
 //           (what bias costs unfused: the product comes down, goes up again)
+//   move    C = egpu::gpu((A.array() * B.array()).matrix()), forced onto the
+//           GPU: no product, only the bytes the product moves (A and B up, C
+//           down, through the same staging), against the product's floor:
+//           how near that floor the transfers alone come in the same run
 // "update/plain" and "tanh/plain" are a form's median over plain's median
 // (same system, memory mode and data): the cost of the fused beta read and of
 // the epilogue over the bare product; the library aims at update/plain <=
@@ -53,7 +63,8 @@
 // the same formula on the CPU, its dot products in long double (relative
 // Frobenius error over the sample, the bound of the product checks; for tanh
 // relative to the product's entries, since |tanh'| <= 1; for bias to
-// A * B + D's). Rows of the forms
+// A * B + D's); move's whole result against A.cwiseProduct(B) on the CPU
+// (to a few units of rounding). Rows of the forms
 // go into the main table and the CSV as system "<system>:<form>" (floor:
 // update also uploads C), and into a table of their own with the ratios.
 #include <egpu/egpu.hpp>
@@ -88,14 +99,17 @@ const char* const kUsage =
     "  --scalars S,S,...     f32, f64, c32, c64 (default f32,f64)\n"
     "  --memory M,M,...      pageable, pinned (default both): pinned page-locks A, B and C\n"
     "                        with egpu::pin for every system\n"
-    "  --systems S,S,...     cpu-eigen, cublasxt, egpu-own, egpu-cublas (default all)\n"
-    "  --forms F,F,...       plain, update, tanh, bias, bias-2pass (default plain): the forms each\n"
+    "  --systems S,S,...     cpu-eigen, cublasxt, egpu-own, egpu-cublas, movement (default all;\n"
+    "                        movement: the call's bytes moved alone, no product)\n"
+    "  --forms F,F,...       plain, update, tanh, bias, bias-2pass, move (default plain): the forms each\n"
     "                        egpu system times,\n"
     "                        on the same A, B and C: plain C.noalias() = gpu(A * B); update\n"
     "                        C = gpu(0.5 * A * B + 2.0 * C) (C refilled before each call, untimed);\n"
     "                        tanh C = gpu((A * B).array().tanh().matrix()); bias\n"
     "                        C = gpu((A * B + D).array().tanh().matrix()); bias-2pass the same as\n"
-    "                        T = gpu(A * B) then C = gpu((T + D).array().tanh().matrix()). Plain is always timed:\n"
+    "                        T = gpu(A * B) then C = gpu((T + D).array().tanh().matrix()); move\n"
+    "                        C = gpu((A.array() * B.array()).matrix()) on the GPU (the transfers\n"
+    "                        alone, against the product's floor). Plain is always timed:\n"
     "                        a table of each form's time over plain's (update/plain, tanh/plain)\n"
     "                        follows; every form is checked on a sample of entries against the\n"
     "                        same formula on the CPU. Rows: system \"<system>:<form>\"\n"
@@ -114,8 +128,8 @@ const char* const kUsage =
     "  --no-csv              table only\n"
     "egpu pipeline options (passed to egpu::Options of the egpu systems):\n";
 
-const std::vector<std::string> kAllSystems = {"cpu-eigen", "cublasxt", "egpu-own", "egpu-cublas"};
-const std::vector<std::string> kAllForms = {"plain", "update", "tanh", "bias", "bias-2pass"};
+const std::vector<std::string> kAllSystems = {"cpu-eigen", "cublasxt", "egpu-own", "egpu-cublas", "movement"};
+const std::vector<std::string> kAllForms = {"plain", "update", "tanh", "bias", "bias-2pass", "move"};
 bool reads_d(const std::string& form) { return form == "bias" || form == "bias-2pass"; }
 
 struct Settings {
@@ -138,6 +152,13 @@ struct Settings {
   bool extra_forms() const { return forms.size() > 1; }
 };
 
+// The threads that copy pageable operands: egpu's staging_threads, where 0
+// means every hardware thread.
+int staging_thread_count(const Settings& s) {
+  return s.pipeline.staging_threads > 0 ? s.pipeline.staging_threads
+                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 struct Measurement {
   std::string memory, system;
   std::string form = "plain";  // kAllForms; the egpu systems only time others
@@ -155,6 +176,8 @@ struct Measurement {
 
   // The system, with the form where it is not plain: "egpu-own:update".
   std::string name() const { return form == "plain" ? system : system + ":" + form; }
+  // Rows that only move the bytes have no product rate.
+  bool computes_product() const { return system != "movement" && form != "move"; }
 };
 
 // The floor of one backend at one size. h2d uploads A and B; a product that
@@ -282,6 +305,17 @@ double sample_error(const Mat& C, const Sample<typename Mat::Scalar>& s, const s
   return static_cast<double>(std::sqrt(diff) / std::sqrt(norm));
 }
 
+// The relative Frobenius error of C against A.cwiseProduct(B) over all of
+// C: the move form's check (NaN when C holds a NaN).
+template <class Mat>
+double move_error(const Mat& C, const Mat& A, const Mat& B) {
+  // Stored first: in C - A .* B a compiler may fuse the multiply into the
+  // subtraction and leave the product's rounding in the difference.
+  const Mat expected = A.cwiseProduct(B);
+  const double norm = expected.norm();
+  return (C - expected).norm() / (norm > 0 ? norm : 1.0);
+}
+
 // Wall-clock seconds of `repeats` timed calls of f after `warmups` untimed
 // ones, prepare() before each call, outside the timed region.
 std::vector<double> time_prepared(const std::function<void()>& prepare, const std::function<void()>& f,
@@ -384,7 +418,9 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
       }
     };
     if (settings.wants("egpu-own")) measure("own", gpu::DeviceGemm::own);
-    if (settings.wants("egpu-cublas") || settings.wants("cublasxt")) measure("cublas", gpu::DeviceGemm::cublas);
+    if (settings.wants("egpu-cublas") || settings.wants("cublasxt") ||
+        (settings.wants("movement") && !settings.wants("egpu-own")))
+      measure("cublas", gpu::DeviceGemm::cublas);
   }
   auto attach_floor = [&](Measurement& m, const std::string& backend) {
     auto it = floors.find(backend + ":pageable");
@@ -527,6 +563,12 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
             fill_nan(C);
             times = time_calls([&] { C = egpu::gpu((A * B + D).array().tanh().matrix(), options); },
                                settings.warmups, settings.repeats);
+          } else if (form == "move") {
+            egpu::Options on_gpu = options;
+            on_gpu.where = egpu::Where::gpu;
+            fill_nan(C);
+            times = time_calls([&] { C = egpu::gpu((A.array() * B.array()).matrix(), on_gpu); }, settings.warmups,
+                               settings.repeats);
           } else {  // bias-2pass
             fill_nan(C);
             times = time_calls(
@@ -539,9 +581,21 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
           f.seconds = median(times);
           f.runs = static_cast<int>(times.size());
           if (m.runs > 0 && !m.failed) f.note = format("%s/plain %.3f", form.c_str(), f.seconds / m.seconds);
-          check_sample(f);
-          f.rel_error = f.sample_error;
-          f.error_ref = "cpu-sample";
+          if (form == "move") {
+            f.rel_error = move_error(C, A, B);
+            f.error_ref = "cpu-cwise";
+            f.sample_error = f.rel_error;
+            // Real scalars: one rounding on both sides, equal; complex ones
+            // may differ where one side fuses a multiply-add.
+            if (!(f.rel_error <= 4 * static_cast<double>(Eigen::NumTraits<Scalar>::epsilon()))) {
+              f.failed = true;
+              f.note += std::string(f.note.empty() ? "" : "; ") + format("WRONG: differs from A .* B (%.1e)", f.rel_error);
+            }
+          } else {
+            check_sample(f);
+            f.rel_error = f.sample_error;
+            f.error_ref = "cpu-sample";
+          }
         } catch (const std::exception& e) {
           f.failed = true;
           f.runs = 0;
@@ -553,7 +607,34 @@ CaseResult run_case(long n, const std::string& scalar, const Settings& settings)
         progress(n, scalar, f);
       }
     }
-    // Rows in the table's order: cpu-eigen, cublasxt, egpu-own, egpu-cublas.
+    // The bytes alone, after the egpu rows (it leaves C's values undefined),
+    // against the floor of cuBLAS where it is measured, else the own kernel's.
+    if (settings.wants("movement") && settings.gpu) {
+      Measurement m;
+      m.memory = memory;
+      m.system = "movement";
+      attach_floor(m, floors.count("cublas") > 0 ? "cublas" : "own");
+      if (!pin_error.empty()) {
+        m.failed = true;
+        m.note = pin_error;
+      } else {
+        try {
+          const std::size_t bytes = static_cast<std::size_t>(N) * static_cast<std::size_t>(N) * sizeof(Scalar);
+          m.seconds = gpu::movement_seconds(A.data(), B.data(), C.data(), bytes, memory == "pageable",
+                                            staging_thread_count(settings), settings.repeats);
+          m.runs = settings.repeats;
+          m.note = memory == "pageable" ? "fastest run, of several shares of the threads packing" : "fastest run";
+        } catch (const std::exception& e) {
+          m.failed = true;
+          m.note = std::string("FAILED: ") + e.what();
+          std::fprintf(stderr, "egpu-bench product: N=%ld %s %s movement: %s\n", n, scalar.c_str(), memory.c_str(),
+                       e.what());
+        }
+      }
+      rows.push_back(m);
+      progress(n, scalar, m);
+    }
+    // Rows in the table's order: cpu-eigen, cublasxt, egpu-own, egpu-cublas, movement.
     for (const std::string& system : kAllSystems)
       for (const Measurement& m : rows)
         if (m.system == system) result.rows.push_back(m);
@@ -645,11 +726,7 @@ int run_product(int argc, char** argv) {
     }
     if (std::find(settings.memories.begin(), settings.memories.end(), "pageable") != settings.memories.end()) {
       try {
-        // egpu's staging_threads = 0 means every hardware thread.
-        const int staging = settings.pipeline.staging_threads > 0
-                                ? settings.pipeline.staging_threads
-                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        settings.host_copy = gpu::measure_host_copy(std::size_t(256) << 20, staging, 5);
+        settings.host_copy = gpu::measure_host_copy(std::size_t(256) << 20, staging_thread_count(settings), 5);
         std::printf("host copy pageable <-> pinned (256 MiB, %d threads, fastest of 5): pack %.1f GB/s, unpack %.1f GB/s, "
                     "both at once %.1f GB/s\n",
                     settings.host_copy.threads, settings.host_copy.pack / 1e9, settings.host_copy.unpack / 1e9,
@@ -721,17 +798,18 @@ int run_product(int argc, char** argv) {
           if (other.system == "cpu-eigen") cpu_seconds = other.seconds;
           if (other.system == "cublasxt" && !other.failed) xt_seconds = other.seconds;
         }
-        const double tflops = timed ? flops / m.seconds / 1e12 : 0.0;
+        const bool rated = timed && m.computes_product();
+        const double tflops = rated ? flops / m.seconds / 1e12 : 0.0;
         const std::string x_floor = timed ? ratio(m.seconds, m.floor) : "-";
         const double host_gbps = timed && m.host_bytes > 0 ? m.host_bytes / m.seconds / 1e9 : 0.0;
-        const std::string vs_xt = timed ? ratio(xt_seconds, m.seconds) : "-";
-        const std::string vs_cpu = timed ? ratio(cpu_seconds, m.seconds) : "-";
+        const std::string vs_xt = rated ? ratio(xt_seconds, m.seconds) : "-";
+        const std::string vs_cpu = rated ? ratio(cpu_seconds, m.seconds) : "-";
         std::string error = "-";
         if (m.reference) error = "ref";
         else if (m.rel_error >= 0 || std::isnan(m.rel_error))
           error = format("%.1e", m.rel_error) + (m.error_ref == "cpu-eigen" ? "" : " (vs " + m.error_ref + ")");
         table.add({std::to_string(n), scalar, m.memory, m.name(), timed ? format("%.6f", m.seconds) : "-",
-                   timed ? format("%.3f", tflops) : "-", x_floor, host_gbps > 0 ? format("%.1f", host_gbps) : "-",
+                   rated ? format("%.3f", tflops) : "-", x_floor, host_gbps > 0 ? format("%.1f", host_gbps) : "-",
                    vs_xt, vs_cpu, error, std::to_string(m.runs), m.note});
         if (csv) {
           const std::string status = m.skipped  ? "skipped"
@@ -743,15 +821,15 @@ int run_product(int argc, char** argv) {
             if (ch == ',' || ch == '\n') ch = ';';  // plain cells: scripts/plot.sh splits on commas
           const bool has_error = !m.reference && (m.rel_error >= 0 || std::isnan(m.rel_error));
           csv->add({info.date, info.device, info.commit, scalar, format("%ldx%ldx%ld", n, n, n), m.memory, m.name(),
-                    timed ? format("%.6g", m.seconds) : "", timed ? format("%.4g", tflops) : "",
+                    timed ? format("%.6g", m.seconds) : "", rated ? format("%.4g", tflops) : "",
                     m.floor > 0 ? format("%.6g", m.floor) : "", m.floor > 0 ? m.floor_bound : "",
                     timed && m.floor > 0 ? format("%.4g", m.seconds / m.floor) : "",
                     host_gbps > 0 ? format("%.4g", host_gbps) : "",
                     host_gbps > 0 && !settings.under_dma.empty()
                         ? format("%.4g", settings.under_dma.back().host / 1e9)
                         : "",
-                    timed && xt_seconds > 0 ? format("%.4g", xt_seconds / m.seconds) : "",
-                    timed && cpu_seconds > 0 ? format("%.4g", cpu_seconds / m.seconds) : "",
+                    rated && xt_seconds > 0 ? format("%.4g", xt_seconds / m.seconds) : "",
+                    rated && cpu_seconds > 0 ? format("%.4g", cpu_seconds / m.seconds) : "",
                     has_error ? format("%.3g", m.rel_error) : "", has_error ? m.error_ref : "",
                     std::to_string(m.runs), status, m.system.rfind("egpu-", 0) == 0 ? options_text : "", note});
         }
