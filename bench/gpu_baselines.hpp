@@ -74,8 +74,10 @@ std::vector<CopyUnderDma> measure_copy_under_dma(std::size_t bytes, const std::v
 // Seconds from the start to the end of the last copy, the fastest of
 // `repeats` runs of each share (a half, two thirds and three quarters of
 // the threads packing) with memcpy and with egpu's staging copy; pinned: A,
-// B and C are page-locked and only the DMA runs. What a call that moves
-// these bytes cannot beat by overlapping them better.
+// B and C are page-locked and only the DMA runs. With nothing to wait for,
+// the copies overlap as far as the host and the link let them: the time a
+// call that moves these bytes behind its kernels is set against (the host
+// drifts between runs, so a call may come in under it).
 double movement_seconds(const void* a, const void* b, void* c, std::size_t bytes, bool pageable, int threads,
                         int repeats);
 
