@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -108,6 +109,15 @@ double parallel_copy_seconds(const std::vector<CopyJob>& jobs, const std::functi
   return now_seconds() - start;
 }
 
+// The fastest of `repeats` (at least one) timed runs, after one untimed:
+// run() returns its own seconds.
+double fastest_run(int repeats, const std::function<double()>& run) {
+  run();
+  double best = run();
+  for (int i = 1; i < repeats; ++i) best = std::min(best, run());
+  return best;
+}
+
 // Two pinned and two pageable buffers of `bytes`, for the host's copies
 // both ways at once. Every page is written before a clock runs (a user's
 // array is written before it is used), the pageable ones by `threads`
@@ -193,14 +203,10 @@ HostCopyRate measure_host_copy(std::size_t bytes, int threads, int repeats) {
   // to run on a lent machine, and a median taken in a slow moment would
   // make a floor that the pipeline beats).
   auto seconds = [&](std::vector<CopyJob> jobs) {
-    double best = 0;
+    double best = std::numeric_limits<double>::infinity();
     for (bool streaming : {false, true}) {
       for (CopyJob& job : jobs) job.streaming = streaming;
-      parallel_copy_seconds(jobs);  // warm-up
-      for (int i = 0; i < std::max(1, repeats); ++i) {
-        const double s = parallel_copy_seconds(jobs);
-        best = best > 0 ? std::min(best, s) : s;
-      }
+      best = std::min(best, fastest_run(repeats, [&] { return parallel_copy_seconds(jobs); }));
     }
     return best;
   };
@@ -317,31 +323,26 @@ double movement_seconds(const void* a, const void* b, void* c, std::size_t bytes
     check(cudaStreamSynchronize(down.s), "D2H");
     return now_seconds() - start;
   };
-  double best = 0;
-  auto keep = [&](double s) { best = best > 0 ? std::min(best, s) : s; };
-  if (!pageable) {
-    for (int run = 0; run <= std::max(1, repeats); ++run) {  // the first is a warm-up
+  if (!pageable)
+    return fastest_run(repeats, [&] {
       issue_dma();
-      const double s = finish();
-      if (run > 0) keep(s);
-    }
-    return best;
-  }
+      return finish();
+    });
   threads = std::max(3, threads);
   auto* const dst_a = static_cast<unsigned char*>(pin_a->p);
   auto* const dst_b = static_cast<unsigned char*>(pin_b->p);
   const auto* const src_c = static_cast<const unsigned char*>(pin_c->p);
+  double best = std::numeric_limits<double>::infinity();
   for (const int quarters_of_12 : {6, 8, 9}) {  // a half, two thirds, three quarters packing
     const int packing = std::clamp(threads * quarters_of_12 / 12, 2, threads - 1), unpacking = threads - packing;
     for (bool streaming : {false, true})
-      for (int run = 0; run <= std::max(1, repeats); ++run) {
+      best = std::min(best, fastest_run(repeats, [&] {
         parallel_copy_seconds({{dst_a, static_cast<const unsigned char*>(a), bytes, packing / 2, streaming},
                                {dst_b, static_cast<const unsigned char*>(b), bytes, packing - packing / 2, streaming},
                                {static_cast<unsigned char*>(c), src_c, bytes, unpacking, streaming}},
                               issue_dma);
-        const double s = finish();
-        if (run > 0) keep(s);
-      }
+        return finish();
+      }));
   }
   return best;
 }

@@ -170,7 +170,7 @@ struct Measurement {
   bool failed = false;     // threw, or gave a wrong answer
   bool skipped = false;
   double floor = 0;  // seconds; 0: none
-  double host_bytes = 0;  // pageable egpu rows: bytes copied between pageable and pinned memory
+  double host_bytes = 0;  // pageable egpu and movement rows: bytes copied between pageable and pinned memory
   std::string floor_bound, note;
   double sample_error = -1;  // against the CPU sample (--forms); < 0: not measured
 
