@@ -160,11 +160,13 @@ inline std::string region(const char* what, std::int64_t r0, std::int64_t r, std
          "+" + std::to_string(c) + "]";
 }
 
-// The writer (on the calling thread's task thread): queues each finished tile's download and copies it
-// into the destination, while the calling thread keeps issuing uploads and
-// kernels. It records when a result slot is free again. A writer that
-// defers holds every job until finish(), which first waits for the kernels:
-// an accumulating call writes nothing unless all of them succeeded.
+// The writer (on the calling thread's task thread): queues each finished
+// tile's download and copies it into the destination, while the calling
+// thread keeps issuing uploads and kernels; into pageable memory, the next
+// tiles' DMA runs while it unpacks (ChunkedDownloads). It records when a
+// result slot is free again. A writer that defers holds every job until
+// finish(), which first waits for the kernels: an accumulating call writes
+// nothing unless all of them succeeded.
 template <class T>
 class Writer {
  public:
@@ -190,6 +192,7 @@ class Writer {
         m_threads(threads),
         m_trace(trace),
         m_ring{&ctx.down_ring()},
+        m_downloads(m_ring, stream, threads),
         m_runner(TaskThread::acquire()) {
     if (m_runner)
       m_runner->start([this] { loop(); });
@@ -259,39 +262,52 @@ class Writer {
   }
 
  private:
+  // Takes each job as it comes and queues its copies; between jobs, and
+  // while the ring is full, unpacks the oldest chunk that has arrived, so
+  // the next tiles' DMA runs while the host unpacks.
   void loop() {
     // The device was made current on the calling thread; this thread needs it too.
     if (cudaSetDevice(m_ctx.device()) != cudaSuccess) (void)cudaGetLastError();
     for (;;) {
       Job job;
+      bool took = false;
       {
         std::unique_lock<std::mutex> lock(m_mutex);
-        m_changed.wait(lock, [&] { return m_closed || (!m_jobs.empty() && !m_error); });
-        if (m_jobs.empty() || m_error) return;
-        job = m_jobs.front();
-        m_jobs.pop_front();
+        if (!m_downloads.pending())
+          m_changed.wait(lock, [&] { return m_closed || m_error || !m_jobs.empty(); });
+        if (m_closed || m_error) return;
+        if (!m_jobs.empty()) {
+          job = m_jobs.front();
+          m_jobs.pop_front();
+          took = true;
+        }
         m_busy = true;
       }
       try {
-        run(job);
+        if (took)
+          run(job);
+        else
+          m_downloads.unpack_one();
       } catch (...) {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_error = std::current_exception();
       }
       {
         std::lock_guard<std::mutex> lock(m_mutex);
-        m_busy = false;
+        m_busy = m_downloads.pending();
       }
       m_changed.notify_all();
     }
   }
 
+  // Queues the tile's copies (its DMA, after the tile's last kernel); the
+  // result slot is free again once they have left it.
   void run(const Job& job) {
     const Op& op = job.op;
     wait(m_stream, job.ready);
     const int span = m_trace.begin(region("download C", op.i0, op.mi, op.j0, op.nj), "D2H", m_stream);
-    download(m_c + static_cast<std::size_t>(op.slot) * m_c_elems, job.shape, m_out.block(op.i0, op.j0, op.mi, op.nj),
-             m_out_pinned, m_ring, m_stream, m_threads);
+    m_downloads.queue(m_c + static_cast<std::size_t>(op.slot) * m_c_elems, job.shape,
+                      m_out.block(op.i0, op.j0, op.mi, op.nj), m_out_pinned);
     m_trace.end(span, m_stream);
     record(m_slot_free[static_cast<std::size_t>(op.slot)], m_stream);
     std::lock_guard<std::mutex> lock(m_mutex);
@@ -312,6 +328,7 @@ class Writer {
   int m_threads;
   Trace& m_trace;
   StagingRing m_ring;
+  ChunkedDownloads<T> m_downloads;  // the writer thread's alone
   std::mutex m_mutex;
   std::condition_variable m_changed;
   std::deque<Job> m_jobs;

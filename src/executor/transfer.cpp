@@ -37,12 +37,6 @@ std::int64_t chunk_elements(const DenseShape& shape) {
   return static_cast<std::int64_t>(chunk / sizeof(T));
 }
 
-// A piece of a transfer: whole lines [line0, line0 + lines), or part of
-// one line, [pos0, pos0 + count), when a line is larger than a chunk.
-struct Chunk {
-  std::int64_t line0 = 0, lines = 0, pos0 = 0, count = 0;
-};
-
 class Chunker {
  public:
   Chunker(const DenseShape& shape, std::int64_t chunk_elems) : m_shape(shape), m_chunk(chunk_elems) {}
@@ -168,46 +162,48 @@ void upload(const HostMatrix<T>& src, bool src_pinned, const DenseShape& shape, 
 template <class T>
 void download(const T* src, const DenseShape& shape, const HostMatrix<T>& dst, bool dst_pinned, StagingRing& ring,
               cudaStream_t stream, int threads) {
-  const LineView<T> view(dst, shape.layout);
-  T* device = const_cast<T*>(src);
+  ChunkedDownloads<T> downloads(ring, stream, threads);
+  downloads.queue(src, shape, dst, dst_pinned);
+  while (downloads.unpack_one()) {
+  }
+}
+
+template <class T>
+void ChunkedDownloads<T>::queue(const T* src, const DenseShape& shape, const HostMatrix<T>& dst, bool dst_pinned) {
   if (direct(dst, shape, dst_pinned)) {
+    const LineView<T> view(dst, shape.layout);
     const Chunk all{0, shape.lines, 0, shape.line_length};
-    copy_chunk_device(all, shape, device, view.base, shape.lines == 1 ? shape.line_length : view.line_stride,
-                      cudaMemcpyDeviceToHost, stream);
+    copy_chunk_device(all, shape, const_cast<T*>(src), view.base, shape.lines == 1 ? shape.line_length : view.line_stride,
+                      cudaMemcpyDeviceToHost, m_stream);
     return;
   }
-  // Copies run ahead in the ring's other slots while the host unpacks one.
   Chunker chunker(shape, chunk_elements<T>(shape));
-  const std::size_t depth = ring.slots->size();
-  std::vector<Chunk> pending(depth);
-  std::vector<runtime::StagingSlot*> used(depth, nullptr);
-  std::size_t issued = 0, done = 0;
-  auto issue = [&] {
-    Chunk c;
-    if (!chunker.next(c)) return false;
-    runtime::StagingSlot& slot = ring.take();
-    copy_chunk_device(c, shape, device, static_cast<T*>(slot.block.get()), c.count, cudaMemcpyDeviceToHost, stream);
-    runtime::cuda_check(cudaEventRecord(slot.done, stream), "cudaEventRecord");
-    pending[issued % depth] = c;
-    used[issued % depth] = &slot;
-    ++issued;
-    return true;
-  };
-  while (issued < depth && issue()) {
+  Chunk c;
+  while (chunker.next(c)) {
+    if (m_queued.size() == m_ring.slots->size()) unpack_one();  // the next slot is the oldest chunk's
+    runtime::StagingSlot& slot = m_ring.take();
+    copy_chunk_device(c, shape, const_cast<T*>(src), static_cast<T*>(slot.block.get()), c.count,
+                      cudaMemcpyDeviceToHost, m_stream);
+    runtime::cuda_check(cudaEventRecord(slot.done, m_stream), "cudaEventRecord");
+    m_queued.push_back({c, dst, shape.layout, &slot});
   }
-  while (done < issued) {
-    runtime::StagingSlot& slot = *used[done % depth];
-    runtime::cuda_check(cudaEventSynchronize(slot.done), "device-to-host copy");
-    copy_chunk_host(view, pending[done % depth], static_cast<T*>(slot.block.get()), false, false, threads);
-    ++done;
-    issue();
-  }
+}
+
+template <class T>
+bool ChunkedDownloads<T>::unpack_one() {
+  if (m_queued.empty()) return false;
+  const Queued q = m_queued.front();
+  m_queued.pop_front();
+  runtime::cuda_check(cudaEventSynchronize(q.slot->done), "device-to-host copy");
+  copy_chunk_host(LineView<T>(q.dst, q.layout), q.chunk, static_cast<T*>(q.slot->block.get()), false, false, m_threads);
+  return true;
 }
 
 #define EGPU_INSTANTIATE_TRANSFER(T)                                                                        \
   template bool is_pinned<T>(const HostMatrix<T>&);                                                       \
   template void upload<T>(const HostMatrix<T>&, bool, const DenseShape&, bool, T*, StagingRing&, cudaStream_t, int); \
-  template void download<T>(const T*, const DenseShape&, const HostMatrix<T>&, bool, StagingRing&, cudaStream_t, int);
+  template void download<T>(const T*, const DenseShape&, const HostMatrix<T>&, bool, StagingRing&, cudaStream_t, int); \
+  template class ChunkedDownloads<T>;
 EGPU_INSTANTIATE_TRANSFER(float)
 EGPU_INSTANTIATE_TRANSFER(double)
 EGPU_INSTANTIATE_TRANSFER(kernels::cfloat)

@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "executor/host_matrix.hpp"
@@ -43,5 +45,45 @@ void upload(const HostMatrix<T>& src, bool src_pinned, const DenseShape& shape, 
 template <class T>
 void download(const T* src, const DenseShape& shape, const HostMatrix<T>& dst, bool dst_pinned, StagingRing& ring,
               cudaStream_t stream, int threads);
+
+// A piece of a transfer: whole lines [line0, line0 + lines), or part of
+// one line, [pos0, pos0 + count), when a line is larger than a chunk.
+struct Chunk {
+  std::int64_t line0 = 0, lines = 0, pos0 = 0, count = 0;
+};
+
+// Downloads of dense device tiles into pageable host memory, in chunks
+// through the ring's pinned slots, across tiles: the DMA of later chunks,
+// of this tile or of tiles queued after it, runs while the host unpacks
+// earlier ones. (One tile after another, each DMA waiting for the
+// unpacking before it, the host and the link would take turns.) The ring
+// is this object's alone while it has chunks queued.
+template <class T>
+class ChunkedDownloads {
+ public:
+  ChunkedDownloads(StagingRing& ring, cudaStream_t stream, int threads)
+      : m_ring(ring), m_stream(stream), m_threads(threads) {}
+  // Queues on `stream` the copy of src (laid out as `shape`) into dst: by
+  // DMA straight into place where dst is pinned and dense enough, else
+  // chunk by chunk into the slots (while every slot holds a chunk not yet
+  // unpacked, unpacking the oldest first). Returns once all of it is queued.
+  void queue(const T* src, const DenseShape& shape, const HostMatrix<T>& dst, bool dst_pinned);
+  // Waits for the oldest queued chunk to arrive and unpacks it into its
+  // destination; false when none is queued.
+  bool unpack_one();
+  bool pending() const { return !m_queued.empty(); }
+
+ private:
+  struct Queued {
+    Chunk chunk;
+    HostMatrix<T> dst;
+    Layout layout;
+    runtime::StagingSlot* slot;
+  };
+  StagingRing& m_ring;
+  cudaStream_t m_stream;
+  int m_threads;
+  std::deque<Queued> m_queued;
+};
 
 }  // namespace egpu::executor
