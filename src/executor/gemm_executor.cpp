@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backend/device_gemm.hpp"
@@ -69,7 +70,13 @@ struct OperandSlots {
   std::vector<std::int64_t> piece_p0;  // where in k the slot's piece starts
   std::vector<char> conj;  // the kernel conjugates this slot's piece
   std::vector<cudaEvent_t> ready;              // after the upload into the slot
-  std::vector<std::vector<cudaEvent_t>> read;  // per compute stream: after its last multiply reading the slot
+  // Per compute stream: after its last multiply reading the slot's piece
+  // that an upload into the slot waits for (reads_before_uploads).
+  std::vector<std::vector<cudaEvent_t>> read;
+  // Uploads (parts included) into each slot so far, and per slot the count
+  // each compute stream has waited for: a stream waits for an upload once.
+  std::vector<std::int64_t> uploads;
+  std::vector<std::vector<std::int64_t>> waited;
 
   OperandSlots(std::int32_t slots, std::size_t bytes_per_slot, bool k_along_rows, cudaStream_t stream,
                Events& events, std::size_t compute_streams)
@@ -81,6 +88,15 @@ struct OperandSlots {
         conj(static_cast<std::size_t>(slots), 0),
         ready(events.make(static_cast<std::size_t>(slots))) {
     for (std::int32_t s = 0; s < slots; ++s) read.push_back(events.make(compute_streams));
+    uploads.assign(static_cast<std::size_t>(slots), 0);
+    waited.assign(static_cast<std::size_t>(slots), std::vector<std::int64_t>(compute_streams, 0));
+  }
+  // Makes compute stream `lane` wait for the uploads into `slot` so far.
+  void wait_ready(std::int32_t slot, std::size_t lane, cudaStream_t stream) {
+    const auto s = static_cast<std::size_t>(slot);
+    if (waited[s][lane] == uploads[s]) return;  // the stream already waits for them
+    wait(stream, ready[s]);
+    waited[s][lane] = uploads[s];
   }
   T* at(std::int32_t slot) { return buffer.as<T>() + static_cast<std::size_t>(slot) * slot_elems; }
   // Where k = p0 of the slot's piece lies.
@@ -111,8 +127,25 @@ struct OperandSlots {
     part_shape.line_length = shape[s].layout == Layout::col_major ? part.rows : part.cols;
     executor::upload(part, pinned, part_shape, piece.conj && !conj[s], at_k(slot, part_p0), ring, stream, threads);
     record(ready[s], stream);
+    ++uploads[s];
   }
 };
+
+// For each operation of the plan (a multiply; false for the others),
+// whether a piece is uploaded later into the A slot it reads, and into its
+// B slot: only then must the upload wait for it.
+std::vector<std::pair<bool, bool>> reads_before_uploads(const planner::PipelinePlan& plan) {
+  std::vector<char> a_later(static_cast<std::size_t>(plan.slots_a), 0), b_later(static_cast<std::size_t>(plan.slots_b), 0);
+  std::vector<std::pair<bool, bool>> before(plan.ops.size(), {false, false});
+  for (std::size_t i = plan.ops.size(); i-- > 0;) {
+    const Op& op = plan.ops[i];
+    if (op.kind == OpKind::upload_a && op.p0 == op.piece_p0) a_later[static_cast<std::size_t>(op.slot)] = 1;
+    if (op.kind == OpKind::upload_b && op.p0 == op.piece_p0) b_later[static_cast<std::size_t>(op.slot)] = 1;
+    if (op.kind == OpKind::multiply)
+      before[i] = {a_later[static_cast<std::size_t>(op.a_slot)] != 0, b_later[static_cast<std::size_t>(op.b_slot)] != 0};
+  }
+  return before;
+}
 
 // Device bytes the plan's slots take once every line is padded.
 template <class T>
@@ -196,7 +229,9 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   const T one = scalar_from<T>(1.0);
   const kernels::MathMode math = math_mode<T>(options.precision);
 
-  for (const Op& op : plan.ops) {
+  const std::vector<std::pair<bool, bool>> read_before_upload = reads_before_uploads(plan);
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
     maybe_fail();
     writer.check();
     switch (op.kind) {
@@ -234,8 +269,8 @@ void run(const detail::GemmDesc& desc, const Options& options) {
           else
             writer.claim(op.slot, stream);
         }
-        wait(stream, a.ready[as]);
-        wait(stream, b.ready[bs]);
+        a.wait_ready(op.a_slot, lane, stream);
+        b.wait_ready(op.b_slot, lane, stream);
         kernels::GemmArgs<T> args;
         args.m = op.mi;
         args.n = op.nj;
@@ -262,9 +297,11 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         // The coefficient-wise rest of the expression, in place on the
         // finished tile, before it leaves the device.
         if (op.last_k && epilogue) epilogue->apply(op, {args.c, op.mi, op.nj, 1, args.ldc, false}, lane, stream, trace);
-        record(a.read[as][lane], stream);
-        record(b.read[bs][lane], stream);
-        record(c_done[cs], stream);
+        // Only what a later operation waits for: an upload into the slot
+        // (the plan's later pieces there), the tile's download.
+        if (read_before_upload[i].first) record(a.read[as][lane], stream);
+        if (read_before_upload[i].second) record(b.read[bs][lane], stream);
+        if (op.last_k) record(c_done[cs], stream);
         break;
       }
       case OpKind::download_c: {
