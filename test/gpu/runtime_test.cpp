@@ -2,7 +2,9 @@
 // device's name, and failures: a call that cannot run throws egpu::error,
 // an accumulating call that fails leaves C unchanged, and the library
 // keeps working afterwards; the cache of kernels compiled at run time asked
-// for from many threads at once. Skipped without a usable GPU.
+// for from many threads at once; downloads queued across tiles through a
+// ring of staging slots that fills up (executor::ChunkedDownloads). Skipped
+// without a usable GPU.
 #define BOOST_TEST_MODULE runtime
 #include <boost/test/unit_test.hpp>
 
@@ -11,11 +13,16 @@
 #include <atomic>
 #include <chrono>
 #include <complex>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "egpu/egpu.hpp"
+#include "executor/transfer.hpp"
+#include "runtime/context.hpp"
+#include "runtime/cuda_check.hpp"
 #include "runtime/runtime_kernels.hpp"
 #include "support/gemm_cases.hpp"
 #include "support/test_support.hpp"
@@ -184,6 +191,153 @@ BOOST_AUTO_TEST_CASE(the_kernel_cache_from_many_threads) {
   std::string failure;
   BOOST_TEST(run_put(put_kernel(base - 1), failure) == base - 1);
   BOOST_TEST(failure.empty(), failure);
+}
+
+namespace {
+
+using egpu::executor::DenseShape;
+using egpu::executor::HostMatrix;
+using egpu::executor::Layout;
+
+template <class T>
+using DenseOf = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+
+// The executor's scalar for an Eigen scalar (its own complex type).
+template <class T> struct exec_scalar { using type = T; };
+template <class R> struct exec_scalar<std::complex<R>> { using type = egpu::kernels::Complex<R>; };
+template <class T> using exec_t = typename exec_scalar<T>::type;
+
+// A block of a host matrix (or Map) as the executor sees it.
+template <class M>
+HostMatrix<exec_t<typename M::Scalar>> host_block(M& m, Index i0, Index j0, Index rows, Index cols) {
+  const std::int64_t outer = m.outerStride();
+  HostMatrix<exec_t<typename M::Scalar>> h{reinterpret_cast<exec_t<typename M::Scalar>*>(m.data()), m.rows(),
+                                           m.cols(), M::IsRowMajor ? outer : 1, M::IsRowMajor ? 1 : outer, false};
+  return h.block(i0, j0, rows, cols);
+}
+
+// A device tile (lines padded as the GEMM tiles lie) holding fresh random
+// values, which `values` keeps on the host.
+template <class T>
+struct DeviceTile {
+  DenseShape shape;
+  DenseOf<T> values;
+  T* device = nullptr;
+  DeviceTile(Index rows, Index cols, Layout layout)
+      : shape(egpu::executor::dense_shape<exec_t<T>>(rows, cols, layout)), values(random_matrix<DenseOf<T>>(rows, cols)) {
+    std::vector<T> dense(static_cast<std::size_t>(shape.lines * shape.ld));
+    for (std::int64_t line = 0; line < shape.lines; ++line)
+      for (std::int64_t pos = 0; pos < shape.line_length; ++pos)
+        dense[static_cast<std::size_t>(line * shape.ld + pos)] =
+            layout == Layout::col_major ? values(pos, line) : values(line, pos);
+    egpu::runtime::cuda_check(cudaMalloc(&device, dense.size() * sizeof(T)), "cudaMalloc");
+    egpu::runtime::cuda_check(cudaMemcpy(device, dense.data(), dense.size() * sizeof(T), cudaMemcpyHostToDevice),
+                              "cudaMemcpy");
+  }
+  ~DeviceTile() { cudaFree(device); }
+  DeviceTile(const DeviceTile&) = delete;
+  DeviceTile& operator=(const DeviceTile&) = delete;
+};
+
+// Where a tile goes: its destination (0, 1 or 2) and block there.
+struct Place {
+  int dst;
+  Index i0, j0, rows, cols;
+};
+
+// Elements of m that differ bit for bit from `expected`.
+template <class M, class E>
+Index differing(const M& m, const E& expected) {
+  Index wrong = 0;
+  for (Index j = 0; j < m.cols(); ++j)
+    for (Index i = 0; i < m.rows(); ++i) {
+      const auto a = m(i, j), b = expected(i, j);
+      if (std::memcmp(&a, &b, sizeof a) != 0) ++wrong;
+    }
+  return wrong;
+}
+
+// Tiles queued one after another on one ChunkedDownloads, an unpack
+// between some of them as the pipeline's writer does, into poisoned
+// pageable destinations (M: col- or row-major):
+// - four large tiles of several chunks each, 12 to 16 chunks in all, so
+//   that the ring (8 slots) fills across tiles and the oldest chunk is
+//   unpacked to free a slot;
+// - tiles of one element and of two short lines;
+// - a tile whose lines are longer than a chunk (cut inside lines);
+// - in the middle, a tile into page-locked memory (DMA into place).
+// Every tile lands in its block, bit for bit, and nothing else is written.
+template <class M>
+void downloads_across_tiles(const std::string& what) {
+  using T = typename M::Scalar;
+  using X = exec_t<T>;
+  const Layout layout = M::IsRowMajor ? Layout::row_major : Layout::col_major;
+  const Index big = 2001, wide = 2203;
+  // Lines of more than 8 MiB, the largest chunk.
+  const Index long_line = Index((std::size_t(9) << 20) / sizeof(T)) + 37, few = 3;
+  M tiled(big + 3, wide), lines(M::IsRowMajor ? few + 2 : long_line + 2, M::IsRowMajor ? long_line + 2 : few + 2);
+  T* pinned_data = nullptr;
+  const Index pr = 301, pc = 203;
+  egpu::runtime::cuda_check(cudaMallocHost(&pinned_data, sizeof(T) * std::size_t(pr * pc)), "cudaMallocHost");
+  Eigen::Map<M> pinned(pinned_data, pr, pc);
+  fill_poison(tiled.data(), std::size_t(tiled.size()));
+  fill_poison(lines.data(), std::size_t(lines.size()));
+  fill_poison(pinned_data, std::size_t(pr * pc));
+
+  const Index hr = big / 2, hc = wide / 2;
+  const std::vector<Place> places = {
+      {0, 0, 0, hr, hc},           {0, hr, 0, big - hr, hc}, {0, 0, hc, hr, wide - hc}, {0, hr, hc, big - hr, wide - hc},
+      {2, 1, 2, pr - 1, pc - 2},   // page-locked
+      {0, big, 0, 1, 1},           {0, big + 1, 5, 2, 333},
+      M::IsRowMajor ? Place{1, 1, 1, few, long_line} : Place{1, 1, 1, long_line, few},
+      {0, big + 2, wide - 1, 1, 1}};
+  std::vector<std::unique_ptr<DeviceTile<T>>> tiles;
+  for (const Place& p : places) tiles.push_back(std::make_unique<DeviceTile<T>>(p.rows, p.cols, layout));
+
+  egpu::runtime::Context& ctx = egpu::runtime::thread_context();
+  const cudaStream_t stream = ctx.stream(0);
+  egpu::executor::StagingRing ring{&ctx.down_ring()};
+  {
+    egpu::executor::ChunkedDownloads<X> downloads(ring, stream, 4);
+    for (std::size_t t = 0; t < tiles.size(); ++t) {
+      const Place& p = places[t];
+      const HostMatrix<X> dst = p.dst == 0   ? host_block(tiled, p.i0, p.j0, p.rows, p.cols)
+                                : p.dst == 1 ? host_block(lines, p.i0, p.j0, p.rows, p.cols)
+                                             : host_block(pinned, p.i0, p.j0, p.rows, p.cols);
+      downloads.queue(reinterpret_cast<const X*>(tiles[t]->device), tiles[t]->shape, dst, p.dst == 2);
+      if (t % 3 == 2) downloads.unpack_one();
+    }
+    while (downloads.unpack_one()) {
+    }
+    BOOST_TEST(!downloads.pending());
+  }
+  egpu::runtime::cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+
+  M expected_tiled = tiled, expected_lines = lines;
+  DenseOf<T> expected_pinned(pr, pc);
+  fill_poison(expected_tiled.data(), std::size_t(tiled.size()));
+  fill_poison(expected_lines.data(), std::size_t(lines.size()));
+  fill_poison(expected_pinned.data(), std::size_t(pr * pc));
+  for (std::size_t t = 0; t < tiles.size(); ++t) {
+    const Place& p = places[t];
+    if (p.dst == 0) expected_tiled.block(p.i0, p.j0, p.rows, p.cols) = tiles[t]->values;
+    if (p.dst == 1) expected_lines.block(p.i0, p.j0, p.rows, p.cols) = tiles[t]->values;
+    if (p.dst == 2) expected_pinned.block(p.i0, p.j0, p.rows, p.cols) = tiles[t]->values;
+  }
+  const Index wrong_tiled = differing(tiled, expected_tiled), wrong_lines = differing(lines, expected_lines),
+              wrong_pinned = differing(pinned, expected_pinned);
+  BOOST_TEST(wrong_tiled == 0, what << ": " << wrong_tiled << " elements of the tiled destination differ");
+  BOOST_TEST(wrong_lines == 0, what << ": " << wrong_lines << " elements differ where lines are longer than a chunk");
+  BOOST_TEST(wrong_pinned == 0, what << ": " << wrong_pinned << " elements of the page-locked destination differ");
+  cudaFreeHost(pinned_data);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(downloads_across_tiles_through_a_full_ring) {
+  downloads_across_tiles<Eigen::MatrixXd>("double, col-major");
+  downloads_across_tiles<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>("float, row-major");
+  downloads_across_tiles<Eigen::MatrixXcf>("complex<float>, col-major");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
