@@ -9,8 +9,13 @@ stream in plan order, the kernels one at a time (two lanes share the GPU),
 each tile's download after its last multiply on one download stream;
 uploads run at UP GB/s, times --both-factor while a download runs.
 
-  pipeline_model.py N ELEM TILE KB ROUNDS [--tile-n NB] [--up GBs] [--rate TFLOPs]
+  pipeline_model.py N ELEM TILE KB ROUNDS [--tile-n NB] [--a-depth KA] [--up GBs] [--rate TFLOPs]
   pipeline_model.py N ELEM --search [--up GBs] [--rate TFLOPs]
+
+--a-depth cuts A's pieces KA deep (KB a multiple of it) while B's stay KB
+deep, a multiply per A piece, ROUNDS counting A pieces: from column-major
+operands, an A piece goes up in runs as long as the tile is tall whatever
+its depth, a B piece in runs as long as it is deep.
 
 ELEM is 4 (float) or 8 (double). --search tries tiles of N/8 to N/2 (at
 least 1024), pieces of 512 to 4096 deep and every number of rounds, and
@@ -33,22 +38,24 @@ def tile_order(tm, tn):
     return order
 
 
-def plan_ops(n, tile, kb, rounds, tile_n=None):
+def plan_ops(n, tile, kb, rounds, tile_n=None, a_depth=None):
     """The operations in issue order: ('up', key, elements) / ('mul', tile, a, b, flops, last) / ('down', tile, elements)."""
     tile_n = tile_n or tile
-    tk = math.ceil(n / kb)
+    ka = a_depth or kb
+    tk = math.ceil(n / ka)
     order = tile_order(math.ceil(n / tile), math.ceil(n / tile_n))
     steps = [(x, p) for p in range(min(rounds, tk)) for x in range(len(order))]
     steps += [(x, p) for x in range(len(order)) for p in range(min(rounds, tk), tk)]
     ops, up = [], set()
     for x, p in steps:
         i, j = order[x]
-        mi, nj, kp = min(tile, n - i * tile), min(tile_n, n - j * tile_n), min(kb, n - p * kb)
-        for key, elems in ((("a", i, p), mi * kp), (("b", p, j), kp * nj)):
+        mi, nj, kp = min(tile, n - i * tile), min(tile_n, n - j * tile_n), min(ka, n - p * ka)
+        pb = p * ka // kb  # the B piece holding this k
+        for key, elems in ((("a", i, p), mi * kp), (("b", pb, j), min(kb, n - pb * kb) * nj)):
             if key not in up:
                 up.add(key)
                 ops.append(("up", key, elems))
-        ops.append(("mul", x, ("a", i, p), ("b", p, j), 2 * mi * nj * kp, p == tk - 1))
+        ops.append(("mul", x, ("a", i, p), ("b", pb, j), 2 * mi * nj * kp, p == tk - 1))
         if p == tk - 1:
             ops.append(("down", x, mi * nj))
     return ops
@@ -86,6 +93,7 @@ def main():
     ap.add_argument("plan", type=int, nargs="*", help="TILE KB ROUNDS")
     ap.add_argument("--search", action="store_true")
     ap.add_argument("--tile-n", type=int, default=0, help="width of the C tiles (default: TILE)")
+    ap.add_argument("--a-depth", type=int, default=0, help="depth of A's pieces (default: KB)")
     ap.add_argument("--up", type=float, default=55.0, help="GB/s each way")
     ap.add_argument("--both-factor", type=float, default=0.88, help="each way's share while both run")
     ap.add_argument("--rate", type=float, default=56.0, help="kernel Tflop/s")
@@ -93,8 +101,12 @@ def main():
     rate, up = a.rate * 1e12, a.up * 1e9
     gemm = 2 * a.n**3 / rate
 
+    if a.a_depth and (a.search or a.a_depth < 0 or (len(a.plan) == 3 and a.plan[1] % a.a_depth)):
+        ap.error("--a-depth must divide KB, and does not go with --search")
+
     def run(tile, kb, rounds):
-        return simulate(plan_ops(a.n, tile, kb, rounds, a.tile_n or None), a.elem, up, up, rate, a.both_factor)
+        return simulate(plan_ops(a.n, tile, kb, rounds, a.tile_n or None, a.a_depth or None), a.elem, up, up, rate,
+                        a.both_factor)
 
     if a.search:
         found = []
