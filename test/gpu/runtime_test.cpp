@@ -231,8 +231,9 @@ struct DeviceTile {
         dense[static_cast<std::size_t>(line * shape.ld + pos)] =
             layout == Layout::col_major ? values(pos, line) : values(line, pos);
     egpu::runtime::cuda_check(cudaMalloc(&device, dense.size() * sizeof(T)), "cudaMalloc");
-    egpu::runtime::cuda_check(cudaMemcpy(device, dense.data(), dense.size() * sizeof(T), cudaMemcpyHostToDevice),
-                              "cudaMemcpy");
+    const cudaError_t copied = cudaMemcpy(device, dense.data(), dense.size() * sizeof(T), cudaMemcpyHostToDevice);
+    if (copied != cudaSuccess) cudaFree(device);  // the destructor does not run for a throwing constructor
+    egpu::runtime::cuda_check(copied, "cudaMemcpy");
   }
   ~DeviceTile() { cudaFree(device); }
   DeviceTile(const DeviceTile&) = delete;
@@ -260,7 +261,7 @@ Index differing(const M& m, const E& expected) {
 // Tiles queued one after another on one ChunkedDownloads, an unpack
 // between some of them as the pipeline's writer does, into poisoned
 // pageable destinations (M: col- or row-major):
-// - four large tiles of several chunks each, 12 to 16 chunks in all, so
+// - four large tiles of several chunks each, 12 to 20 chunks in all, so
 //   that the ring (8 slots) fills across tiles and the oldest chunk is
 //   unpacked to free a slot;
 // - tiles of one element and of two short lines;
@@ -276,9 +277,11 @@ void downloads_across_tiles(const std::string& what) {
   // Lines of more than 8 MiB, the largest chunk.
   const Index long_line = Index((std::size_t(9) << 20) / sizeof(T)) + 37, few = 3;
   M tiled(big + 3, wide), lines(M::IsRowMajor ? few + 2 : long_line + 2, M::IsRowMajor ? long_line + 2 : few + 2);
-  T* pinned_data = nullptr;
   const Index pr = 301, pc = 203;
-  egpu::runtime::cuda_check(cudaMallocHost(&pinned_data, sizeof(T) * std::size_t(pr * pc)), "cudaMallocHost");
+  void* pinned_bytes = nullptr;
+  egpu::runtime::cuda_check(cudaMallocHost(&pinned_bytes, sizeof(T) * std::size_t(pr * pc)), "cudaMallocHost");
+  const std::unique_ptr<void, decltype(&cudaFreeHost)> pinned_owner(pinned_bytes, &cudaFreeHost);
+  T* const pinned_data = static_cast<T*>(pinned_bytes);
   Eigen::Map<M> pinned(pinned_data, pr, pc);
   fill_poison(tiled.data(), std::size_t(tiled.size()));
   fill_poison(lines.data(), std::size_t(lines.size()));
@@ -329,7 +332,6 @@ void downloads_across_tiles(const std::string& what) {
   BOOST_TEST(wrong_tiled == 0, what << ": " << wrong_tiled << " elements of the tiled destination differ");
   BOOST_TEST(wrong_lines == 0, what << ": " << wrong_lines << " elements differ where lines are longer than a chunk");
   BOOST_TEST(wrong_pinned == 0, what << ": " << wrong_pinned << " elements of the page-locked destination differ");
-  cudaFreeHost(pinned_data);
 }
 
 }  // namespace
