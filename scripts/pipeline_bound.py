@@ -36,8 +36,8 @@ the rate of both ways at once), this prints
           k; entries of C whose row and column are complete go down at
           the D2H rate (times --both-factor while uploads run; uploads too
           while downloads run). The GPU works whenever work is available.
-          This is what the pipeline's plans approach with small tiles and
-          thin k pieces; the plans themselves pay for each piece's DMA and
+          Plans of whole-piece copies and kernels come near it only with
+          small tiles and thin k pieces, and pay for each piece's DMA and
           kernel (scripts/pipeline_model.py).
 
   pipeline_bound.py N ELEM --gemm-ms MS [--h2d GBs] [--d2h GBs] [--both GBs]
@@ -77,14 +77,16 @@ def schedule_free_bound(h, gemm, down, both_h, grid=41, instants=200):
 
 def fluid_schedule(up_all, gemm, down, x0, g, both_factor, dt):
     """End (seconds) of the family's schedule for x0, g (see above)."""
+
+    def full_share(uploaded):  # of A's rows and B's columns, all up
+        return 1.0 if uploaded >= 1 else (0.0 if uploaded < x0 else ((uploaded - x0) / (1 - x0)) ** g)
+
     t = done = down_share = uploaded = 0.0
     while t < 10 * (up_all + gemm + down):
-        full = 1.0 if uploaded >= 1 else (0.0 if uploaded < x0 else ((uploaded - x0) / (1 - x0)) ** g)
-        finished = min(full * full, done)
-        downloading = down_share < finished
+        downloading = down_share < min(full_share(uploaded) ** 2, done)
         uploading = uploaded < 1
         uploaded = min(1.0, uploaded + dt / up_all * (both_factor if downloading else 1.0))
-        full = 1.0 if uploaded >= 1 else (0.0 if uploaded < x0 else ((uploaded - x0) / (1 - x0)) ** g)
+        full = full_share(uploaded)
         available = uploaded - full * (1 - uploaded)
         done = min(done + dt / gemm, available, 1.0)
         finished = min(full * full, done)
