@@ -19,9 +19,9 @@
 // byte that arrives is checked. Timed against the kernel's last piece and
 // the copies alone.
 //
-// Each block waits at most --timeout-ms for its flag and then gives up
-// (the run says so): a mechanism that does not work fails, it does not
-// hang.
+// Up, each block waits at most --timeout-ms for its flag and then gives up
+// (the run says so); down, the kernel is checked before the downloads are
+// waited for: a mechanism that does not work fails, it does not hang.
 //
 //   egpu-stream-probe [--pieces P] [--piece-mib S] [--stagger-us U] [--repeats R] [--timeout-ms T] [--sleep-ns N]
 //
@@ -328,9 +328,11 @@ int main(int argc, char** argv) {
                             cudaMemcpyDeviceToHost, copies),
             "copy down");
     }
+    // The kernel first: had it failed, its flags would never be set and the
+    // download stream would wait for them for ever.
+    check(cudaStreamSynchronize(compute), "produce");
     check(cudaStreamSynchronize(copies), "sync");
     down_flagged.push_back(seconds_since(t0));
-    check(cudaStreamSynchronize(compute), "sync");
     for (int p = 0; p < a.pieces; ++p) {
       bool ok = true;
       for (std::size_t i = 0; i < piece_elems && ok; ++i) ok = host[p * piece_elems + i] == static_cast<float>(p + 1);
