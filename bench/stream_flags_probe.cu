@@ -233,29 +233,37 @@ int main(int argc, char** argv) {
   const unsigned long long stagger_ns = static_cast<unsigned long long>(a.stagger_us * 1e3);
   // Piece p holds small integers (exact sums in double): (i % 7) + p.
   for (std::size_t i = 0; i < elems; ++i) host[i] = static_cast<float>(i % 7 + i / piece_elems);
+  const bool to_device = true, to_host = false;
+  // Queues the copy of piece p up (host to device) or down on `stream`.
+  auto copy_piece = [&](int p, bool up, cudaStream_t stream) {
+    float* const d = dev + p * piece_elems;
+    float* const h = host + p * piece_elems;
+    const std::size_t n = piece_elems * sizeof(float);
+    check(up ? cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, stream) : cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, stream),
+          up ? "copy up" : "copy down");
+  };
+  // Every piece one after another, alone: seconds.
+  auto copies_alone = [&](bool up) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int p = 0; p < a.pieces; ++p) copy_piece(p, up, copies);
+    check(cudaStreamSynchronize(copies), "sync");
+    return seconds_since(t0);
+  };
 
   // --- up ---
   std::vector<double> alone, flagged, gaps, sum_times;
   int wrong_up = 0, missed_up = 0;
   for (int r = 0; r < a.repeats; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int p = 0; p < a.pieces; ++p)
-      check(cudaMemcpyAsync(dev + p * piece_elems, host + p * piece_elems, piece_elems * sizeof(float),
-                            cudaMemcpyHostToDevice, copies),
-            "copy up");
-    check(cudaStreamSynchronize(copies), "sync");
-    alone.push_back(seconds_since(t0));
+    alone.push_back(copies_alone(to_device));
 
     check(cudaMemset(dev, 0xff, bytes), "poison");  // NaN: a read before the copy shows
     check(cudaMemset(flags, 0, sizeof(unsigned int) * a.pieces), "clear flags");
     check(cudaDeviceSynchronize(), "sync");
-    t0 = std::chrono::steady_clock::now();
+    auto t0 = std::chrono::steady_clock::now();
     consume<<<a.pieces, 256, 0, compute>>>(dev, piece_elems, flags, stamps, stamps2, sums, timeout_ns, a.sleep_ns);
     check(cudaGetLastError(), "launch consume");
     for (int p = 0; p < a.pieces; ++p) {
-      check(cudaMemcpyAsync(dev + p * piece_elems, host + p * piece_elems, piece_elems * sizeof(float),
-                            cudaMemcpyHostToDevice, copies),
-            "copy up");
+      copy_piece(p, to_device, copies);
       check(write_value(reinterpret_cast<CUstream>(copies), reinterpret_cast<CUdeviceptr>(flags + p), 1,
                         CU_STREAM_WRITE_VALUE_DEFAULT),
             "cuStreamWriteValue32");
@@ -295,18 +303,12 @@ int main(int argc, char** argv) {
   std::vector<double> down_alone, down_flagged, produce_alone;
   int wrong_down = 0;
   for (int r = 0; r < a.repeats; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int p = 0; p < a.pieces; ++p)
-      check(cudaMemcpyAsync(host + p * piece_elems, dev + p * piece_elems, piece_elems * sizeof(float),
-                            cudaMemcpyDeviceToHost, copies),
-            "copy down");
-    check(cudaStreamSynchronize(copies), "sync");
-    down_alone.push_back(seconds_since(t0));
+    down_alone.push_back(copies_alone(to_host));
 
     check(cudaMemset(flags, 0, sizeof(unsigned int) * a.pieces), "clear flags");
     check(cudaMemset(origin, 0, sizeof(unsigned long long)), "clear origin");
     check(cudaDeviceSynchronize(), "sync");
-    t0 = std::chrono::steady_clock::now();
+    auto t0 = std::chrono::steady_clock::now();
     produce<<<a.pieces, 256, 0, compute>>>(dev, piece_elems, flags, stamps, origin, stagger_ns);
     check(cudaGetLastError(), "launch produce");
     check(cudaStreamSynchronize(compute), "sync");
@@ -324,9 +326,7 @@ int main(int argc, char** argv) {
       check(wait_value(reinterpret_cast<CUstream>(copies), reinterpret_cast<CUdeviceptr>(flags + p), 1,
                        CU_STREAM_WAIT_VALUE_GEQ),
             "cuStreamWaitValue32");
-      check(cudaMemcpyAsync(host + p * piece_elems, dev + p * piece_elems, piece_elems * sizeof(float),
-                            cudaMemcpyDeviceToHost, copies),
-            "copy down");
+      copy_piece(p, to_host, copies);
     }
     // The kernel first: had it failed, its flags would never be set and the
     // download stream would wait for them for ever.
