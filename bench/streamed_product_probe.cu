@@ -1,0 +1,776 @@
+// egpu-streamed-probe: how near its floor a host-resident double product
+// comes when one persistent kernel multiplies pieces of A and B as their
+// copies land and C goes down in regions as the kernel finishes them
+// (bench/RESULTS.md: the schedules that could reach issue 19's page-locked
+// targets need both). The mechanisms are egpu-stream-probe's; the kernel's
+// main loop is the own fp64 tensor-core kernel's (kernel/gemm_mma_kernel.cuh).
+//
+// C = A B, all N x N column-major in page-locked host memory (registered,
+// as egpu::PinGuard registers Eigen's storage). The device holds all of A,
+// B and C. The schedule has two phases:
+//   1. k order: the first K1 = S1 x KS of k go up in slabs of KS (A(:, slab)
+//      in chunks KA deep, contiguous; B(slab, :) in pieces WB wide); every
+//      block tile of C accumulates each slab as it lands;
+//   2. completion: C in R x W regions, in growing squares over the regions
+//      (rows and columns in turn); a region's rest of k needs A(rows, K1:)
+//      (chunks KA2 deep) and B(K1:, cols) (chunks KB2 deep), which go up
+//      when the first region needing them comes; each region goes down
+//      once its tiles are done.
+// Each copy is followed by a 32-bit flag write (cuStreamWriteValue32, set
+// to the run's number); the kernel's blocks take work units (a block tile
+// of C over a k range) in order from a counter, wait for the flags of the
+// chunks their k loop reaches, wait before storing for the unit of the
+// same tile before theirs, and count each region's finished tiles; the
+// download stream waits on those counts (cuStreamWaitValue32). Uploads are
+// held until everything is issued, so the time is the schedule's, not the
+// host's issue rate. --pack THREADS: host threads first pack every strided
+// piece into page-locked staging (class Packer), the call starting with
+// the packing.
+//
+// Printed, all measured in the same run, each timing after 100 ms idle
+// (back-to-back tensor-core kernels lower the clocks):
+// - the bytes alone: A and B up, C down, and all three at once (A and B up
+//   while C comes down, which the floor takes as measured);
+// - the device GEMMs (own: egpu::kernels::gemm_tiled; cuBLAS), the
+//   streamed kernel on resident data (flags all set) with and without its
+//   waits compiled in (and, with S1 = 0, without its dispenser or its
+//   signals), and the plain kernel of the same tile, a block per tile and
+//   with the resident blocks looping;
+// - the streamed call, first upload to last download, against the floor
+//   max(own GEMM, up, down, all three at once); when its uploads and its
+//   kernel ended;
+// - the largest difference from cuBLAS's product (every element written).
+// Waits time out (--timeout-ms) and the run then fails instead of hanging.
+//
+//   egpu-streamed-probe [--n N] [--ks KS] [--slabs S1] [--ka KA] [--wb WB] [--r R] [--w W]
+//                       [--ka2 KA2] [--kb2 KB2] [--repeats REP] [--timeout-ms T] [--pack THREADS]
+//                       [--warp-polls] [--grouped]
+// --warp-polls: one lane of each warp waits on a flag, then the warp syncs.
+// --grouped: phase 2's units in the plain kernel's tile order (no regions
+// of their own: for the resident timings).
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "kernels/gemm/gemm_args.hpp"
+#include "kernels/gemm/kernel/gemm_mma_kernel.cuh"
+
+namespace {
+
+namespace kk = egpu::kernels;
+using T = double;
+// A and B column-major: op(A) is m-contiguous (AK false), op(B) k-contiguous (BK true).
+using Traits = kk::kernel::MmaKernelTraits<T, kk::TensorLargeTag, kk::MathMode::exact, false, true>;
+using Shape = Traits::S;
+using LoaderA = Traits::LoaderA;
+using LoaderB = Traits::LoaderB;
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "egpu-streamed-probe: %s: %s\n", what, cudaGetErrorString(status));
+    std::exit(1);
+  }
+}
+void check(CUresult status, const char* what) {
+  if (status != CUDA_SUCCESS) {
+    std::fprintf(stderr, "egpu-streamed-probe: %s: driver error %d\n", what, static_cast<int>(status));
+    std::exit(1);
+  }
+}
+void check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "egpu-streamed-probe: %s: cuBLAS status %d\n", what, static_cast<int>(status));
+    std::exit(1);
+  }
+}
+
+using StreamValue32 = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+
+template <class F>
+F driver_entry(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  check(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found), name);
+  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
+    std::fprintf(stderr, "egpu-streamed-probe: the driver has no %s\n", name);
+    std::exit(1);
+  }
+  return reinterpret_cast<F>(fn);
+}
+
+// A block tile of C over k [k0, k1). Its k loop reaches A's chunks at flags
+// a_flag, a_flag + 1, ... (each a_chunk deep, the first starting at k0) and
+// B's at b_flag, ... The unit is number `seq` of its tile's units; its tile's
+// last unit (last) adds the tile to its region's count (region >= 0).
+struct Unit {
+  int m0, n0, k0, k1;
+  int a_flag, a_chunk, b_flag, b_chunk;
+  int tile, seq, region, last;
+};
+
+struct StreamArgs {
+  const T* a;
+  const T* b;
+  T* c;
+  int n;
+  const Unit* units;
+  int unit_count;
+  int units_per_tile;
+  unsigned int* next_unit;      // the dispenser, zero before each run
+  const unsigned int* flags;    // pieces up: >= epoch
+  unsigned int* tile_done;      // units finished, counted over all runs
+  unsigned int* region_done;    // tiles finished, counted over all runs
+  unsigned int* failed;         // a wait timed out
+  unsigned int epoch;           // this run's number, from 1
+  unsigned long long timeout_ns;
+  bool warp_polls;              // one lane of each warp polls, the warp then syncs
+};
+
+__device__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ unsigned int load_acquire_sys(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ unsigned int load_acquire_gpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Every thread waits itself, so that its own later reads are ordered after
+// its acquire. Past the deadline the wait gives up and marks the run failed
+// (the kernel then runs to its end on whatever is there).
+template <bool SYS>
+__device__ void wait_at_least(const unsigned int* p, unsigned int v, unsigned long long deadline,
+                              unsigned int* failed) {
+  while ((SYS ? load_acquire_sys(p) : load_acquire_gpu(p)) < v) {
+    if (now_ns() > deadline) {
+      atomicExch(failed, 1u);
+      return;
+    }
+  }
+}
+
+// A piece's flag: every thread waits, or (warp_polls) lane 0 of each warp
+// waits and the warp's barrier orders the other lanes' reads after its
+// acquire.
+__device__ void wait_piece(const StreamArgs& s, const unsigned int* p, unsigned long long deadline) {
+  if (s.warp_polls) {
+    if (threadIdx.x % 32 == 0) wait_at_least<true>(p, s.epoch, deadline, s.failed);
+    __syncwarp();
+  } else {
+    wait_at_least<true>(p, s.epoch, deadline, s.failed);
+  }
+}
+
+// WAITS = false: resident data, the k loop does not look at the flags.
+// The unit and the deadline live in shared memory, read where needed, so
+// that the k loop holds no more registers than the plain kernel's.
+// DISPENSE = false: block b takes units b, b + grid, ... (resident data
+// only); SIGNAL = false: no fence and counts after a unit (resident data,
+// one unit per tile only). Both only to time what those steps cost.
+template <bool WAITS, bool DISPENSE = true, bool SIGNAL = true>
+__global__ void __launch_bounds__(Shape::threads, Shape::min_blocks) streamed_product(const StreamArgs s) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  __shared__ Unit unit;
+  __shared__ unsigned long long deadline;
+  T* const sa = reinterpret_cast<T*>(smem_raw);
+  T* const sb = sa + Shape::stages * LoaderA::stage_elems;
+  if (threadIdx.x == 0) deadline = now_ns() + s.timeout_ns;
+
+  const int warp_id = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int wm0 = (warp_id % Shape::warps_m) * Shape::wm, wn0 = (warp_id / Shape::warps_m) * Shape::wn;
+  const int g = lane / 4, t = lane % 4;
+  const int a_lane = kk::warp::tile_off<false, LoaderA::ld>(wm0 + g, t);
+  const int b_lane = kk::warp::tile_off<true, LoaderB::ld>(wn0 + g, t);
+  const std::int64_t ld = s.n;
+
+  for (unsigned int step = blockIdx.x;; step += gridDim.x) {
+    if (threadIdx.x == 0) {
+      const unsigned int ui = DISPENSE ? atomicAdd(s.next_unit, 1u) : step;
+      if (ui < unsigned(s.unit_count)) unit = s.units[ui];
+      else unit.m0 = -1;  // no units left
+    }
+    __syncthreads();
+    if (unit.m0 < 0) break;
+    const std::int64_t kz = unit.k1 - unit.k0;
+    LoaderA la(s.a + std::int64_t(unit.k0) * ld, ld, s.n, unit.m0, true);
+    LoaderB lb(s.b + unit.k0, ld, s.n, unit.n0, true);
+    typename Traits::Warp w;
+    w.clear();
+    const std::int64_t ktiles = (kz + Shape::bk - 1) / Shape::bk;
+    // Where (k from k0) the next chunk of each operand starts, and its
+    // number among the unit's chunks.
+    int a_at = 0, b_at = 0, a_i = 0, b_i = 0;
+    auto load_stage = [&](int slot, std::int64_t kt) {
+      if (kt < ktiles) {
+        const int k = int(kt) * Shape::bk;
+        if constexpr (WAITS) {
+          if (k >= a_at) {
+            wait_piece(s, s.flags + unit.a_flag + a_i++, deadline);
+            a_at += unit.a_chunk;
+          }
+          if (k >= b_at) {
+            wait_piece(s, s.flags + unit.b_flag + b_i++, deadline);
+            b_at += unit.b_chunk;
+          }
+        }
+        la.load(sa + slot * LoaderA::stage_elems, kz - k, s.a);
+        lb.load(sb + slot * LoaderB::stage_elems, kz - k, s.b);
+      }
+      kk::block::cp_async_commit();
+    };
+#pragma unroll
+    for (int st = 0; st < Shape::stages - 1; ++st) load_stage(st, st);
+    kk::kernel::MmaKLoop<Traits, false, true>::pipelined(w, sa + a_lane, sb + b_lane, ktiles, load_stage);
+    kk::block::cp_async_wait<0>();
+    __syncthreads();
+
+    // The tile's earlier units have stored their part of C.
+    if (unit.seq > 0)
+      wait_at_least<false>(s.tile_done + unit.tile, (s.epoch - 1) * s.units_per_tile + unit.seq, deadline, s.failed);
+    const std::int64_t mrem = s.n - unit.m0 - wm0, nrem = s.n - unit.n0 - wn0;
+    if (mrem > 0 && nrem > 0)
+      w.store(s.c + (unit.m0 + wm0) + (unit.n0 + wn0) * ld, ld, mrem, nrem, T(1), T(1), unit.seq == 0);
+    __syncthreads();  // every thread's stores come before thread 0's fence; unit is rewritten next
+    if (SIGNAL && threadIdx.x == 0) {
+      __threadfence_system();
+      atomicAdd(s.tile_done + unit.tile, 1u);
+      if (unit.last && unit.region >= 0) atomicAdd(s.region_done + unit.region, 1u);
+    }
+  }
+}
+
+struct Options {
+  int n = 8192, ks = 512, slabs = 8, ka = 128, wb = 1024, r = 2048, w = 1024, ka2 = 512, kb2 = 0;
+  int repeats = 5;
+  double timeout_ms = 5000;
+  bool warp_polls = false;
+  bool grouped = false;  // phase 2's units in the plain kernel's tile order (resident timing only)
+  int pack_threads = 0;  // > 0: strided pieces packed on the host first (see Packer)
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k == "--help" || k == "-h") {
+      std::printf("usage: egpu-streamed-probe [--n N] [--ks KS] [--slabs S1] [--ka KA] [--wb WB] [--r R] [--w W]"
+                  " [--ka2 KA2] [--kb2 KB2 (0: all of the rest)] [--repeats REP] [--timeout-ms T] [--pack THREADS]"
+                  " [--warp-polls] [--grouped]\n");
+      std::exit(0);
+    }
+    if (k == "--warp-polls" || k == "--grouped") {
+      (k == "--warp-polls" ? o.warp_polls : o.grouped) = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "egpu-streamed-probe: %s needs a value\n", k.c_str());
+      std::exit(2);
+    }
+    const char* v = argv[++i];
+    int* field = k == "--n" ? &o.n : k == "--ks" ? &o.ks : k == "--slabs" ? &o.slabs : k == "--ka" ? &o.ka
+               : k == "--wb" ? &o.wb : k == "--r" ? &o.r : k == "--w" ? &o.w : k == "--ka2" ? &o.ka2
+               : k == "--kb2" ? &o.kb2 : k == "--repeats" ? &o.repeats : nullptr;
+    if (k == "--timeout-ms") o.timeout_ms = std::atof(v);
+    else if (k == "--pack") o.pack_threads = std::atoi(v);
+    else if (field != nullptr) *field = std::atoi(v);
+    else {
+      std::fprintf(stderr, "egpu-streamed-probe: unknown option %s\n", k.c_str());
+      std::exit(2);
+    }
+  }
+  const int k1 = o.slabs * o.ks;
+  const bool ok = o.n >= 128 && o.n % 128 == 0 && o.ks > 0 && o.slabs >= 0 && k1 < o.n && o.ka > 0 && o.ks % o.ka == 0 &&
+                  o.wb > 0 && o.wb % Shape::bn == 0 && o.r > 0 && o.r % Shape::bm == 0 && o.w > 0 &&
+                  o.w % Shape::bn == 0 && o.ka2 > 0 && o.kb2 >= 0 && o.repeats > 0 && o.timeout_ms > 0;
+  if (!ok) {
+    std::fprintf(stderr, "egpu-streamed-probe: need N a multiple of 128, S1 x KS < N, KA | KS, WB and W multiples of %d, "
+                         "R of %d, positive sizes\n", Shape::bn, Shape::bm);
+    std::exit(2);
+  }
+  if (o.kb2 == 0) o.kb2 = o.n - k1;
+  return o;
+}
+
+// A sub-block of a column-major N x N matrix, copied with one 2D copy.
+struct Piece {
+  int r0, rows, c0, cols;
+  int flag;
+  bool a;  // A (else B)
+};
+
+// The growing squares over a grid of tm x tn regions: (0,0), then row s
+// and column s in turn.
+std::vector<std::pair<int, int>> square_order(int tm, int tn) {
+  std::vector<std::pair<int, int>> order;
+  for (int s = 0; s < std::max(tm, tn); ++s) {
+    if (s < tm)
+      for (int j = 0; j <= std::min(s, tn - 1); ++j) order.emplace_back(s, j);
+    if (s < tn)
+      for (int i = std::min(s, tm) - 1; i >= 0; --i) order.emplace_back(i, s);
+  }
+  return order;
+}
+
+// Two lists merged in proportion, so that both finish together.
+std::vector<Piece> interleave(const std::vector<Piece>& x, const std::vector<Piece>& y) {
+  std::vector<Piece> out;
+  std::size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    const bool take_x = j >= y.size() || (i < x.size() && (i + 1) * y.size() <= (j + 1) * x.size());
+    out.push_back(take_x ? x[i++] : y[j++]);
+  }
+  return out;
+}
+
+struct Schedule {
+  std::vector<Unit> units;
+  std::vector<Piece> uploads;  // in issue order
+  std::vector<std::pair<int, int>> regions;  // phase 2's order: (row band, column band)
+  std::vector<int> tiles_in_region;
+  int flag_count = 0, tile_count = 0, units_per_tile = 0;
+};
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+Schedule build_schedule(const Options& o) {
+  Schedule sc;
+  const int n = o.n, k1 = o.slabs * o.ks, rest = n - k1;
+  const int tm = ceil_div(n, Shape::bm), tn = ceil_div(n, Shape::bn);
+  sc.tile_count = tm * tn;
+  auto tile_of = [&](int m0, int n0) { return (m0 / Shape::bm) * tn + n0 / Shape::bn; };
+  // Flags: A's phase-1 chunks, B's phase-1 pieces (slab-major within a
+  // column piece), then A's and B's phase-2 chunks by band.
+  const int a1_chunks = k1 / o.ka, b1_cols = ceil_div(n, o.wb);
+  const int bands_m = ceil_div(n, o.r), bands_n = ceil_div(n, o.w);
+  const int a2_chunks = ceil_div(rest, o.ka2), b2_chunks = ceil_div(rest, o.kb2);
+  const int fa1 = 0, fb1 = fa1 + a1_chunks, fa2 = fb1 + b1_cols * o.slabs, fb2 = fa2 + bands_m * a2_chunks;
+  sc.flag_count = fb2 + bands_n * b2_chunks;
+  sc.units_per_tile = o.slabs + 1;
+
+  // Phase 1.
+  for (int s = 0; s < o.slabs; ++s) {
+    std::vector<Piece> a_chunks, b_pieces;
+    for (int j = 0; j < o.ks / o.ka; ++j) {
+      const int c0 = s * o.ks + j * o.ka;
+      a_chunks.push_back({0, n, c0, o.ka, fa1 + c0 / o.ka, true});
+    }
+    for (int c = 0; c < b1_cols; ++c) {
+      b_pieces.push_back({s * o.ks, o.ks, c * o.wb, std::min(o.wb, n - c * o.wb), fb1 + c * o.slabs + s, false});
+      for (int n0 = c * o.wb; n0 < std::min(n, (c + 1) * o.wb); n0 += Shape::bn)
+        for (int m0 = 0; m0 < n; m0 += Shape::bm)
+          sc.units.push_back({m0, n0, s * o.ks, (s + 1) * o.ks, fa1 + s * o.ks / o.ka, o.ka,
+                              fb1 + c * o.slabs + s, o.ks, tile_of(m0, n0), s, -1, 0});
+    }
+    const auto merged = interleave(a_chunks, b_pieces);
+    sc.uploads.insert(sc.uploads.end(), merged.begin(), merged.end());
+  }
+
+  // Phase 2.
+  sc.regions = square_order(bands_m, bands_n);
+  std::vector<bool> a_up(bands_m, false), b_up(bands_n, false);
+  for (std::size_t ri = 0; ri < sc.regions.size(); ++ri) {
+    const int I = sc.regions[ri].first, J = sc.regions[ri].second;
+    std::vector<Piece> a_chunks, b_chunks;
+    const int r0 = I * o.r, rows = std::min(o.r, n - r0), c0 = J * o.w, cols = std::min(o.w, n - c0);
+    if (!a_up[I]) {
+      a_up[I] = true;
+      for (int j = 0; j < a2_chunks; ++j)
+        a_chunks.push_back({r0, rows, k1 + j * o.ka2, std::min(o.ka2, n - k1 - j * o.ka2), fa2 + I * a2_chunks + j, true});
+    }
+    if (!b_up[J]) {
+      b_up[J] = true;
+      for (int j = 0; j < b2_chunks; ++j)
+        b_chunks.push_back({k1 + j * o.kb2, std::min(o.kb2, n - k1 - j * o.kb2), c0, cols, fb2 + J * b2_chunks + j, false});
+    }
+    const auto merged = interleave(a_chunks, b_chunks);
+    sc.uploads.insert(sc.uploads.end(), merged.begin(), merged.end());
+    int tiles = 0;
+    for (int n0 = c0; n0 < c0 + cols; n0 += Shape::bn)
+      for (int m0 = r0; m0 < r0 + rows; m0 += Shape::bm, ++tiles)
+        sc.units.push_back({m0, n0, k1, n, fa2 + I * a2_chunks, o.ka2, fb2 + J * b2_chunks, o.kb2, tile_of(m0, n0),
+                            o.slabs, int(ri), 1});
+    sc.tiles_in_region.push_back(tiles);
+  }
+  if (o.grouped) {  // the plain kernel's order: groups of 8 row tiles, column by column in a group
+    auto key = [&](const Unit& u) {
+      const int gi = u.m0 / Shape::bm / 8;
+      return std::make_tuple(u.seq, gi, u.n0, u.m0);
+    };
+    std::stable_sort(sc.units.begin(), sc.units.end(), [&](const Unit& x, const Unit& y) { return key(x) < key(y); });
+  }
+  return sc;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Times work on stream after the device has been idle for a while: a long
+// run of tensor-core kernels lowers the clocks of the ones after it.
+template <class F>
+double time_ms(cudaStream_t stream, F&& work) {
+  check(cudaDeviceSynchronize(), "idle before timing");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  cudaEvent_t e0, e1;
+  check(cudaEventCreate(&e0), "cudaEventCreate");
+  check(cudaEventCreate(&e1), "cudaEventCreate");
+  check(cudaEventRecord(e0, stream), "cudaEventRecord");
+  work();
+  check(cudaEventRecord(e1, stream), "cudaEventRecord");
+  check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+  check(cudaEventDestroy(e0), "cudaEventDestroy");
+  check(cudaEventDestroy(e1), "cudaEventDestroy");
+  return ms;
+}
+
+// --pack: host threads copy every strided piece (fewer rows than the
+// matrix) into its own place in a page-locked staging buffer, in upload
+// order, so that its DMA is one contiguous copy; the issuing thread issues
+// a packed piece's copy once it is packed. Staging is sized for all the
+// pieces at once (a probe; a library would cycle slots).
+class Packer {
+ public:
+  Packer(const std::vector<Piece>& pieces, int n, int threads) : pieces_(pieces), n_(n), threads_(threads) {
+    std::size_t at = 0;
+    for (const Piece& p : pieces) {
+      offset_.push_back(at);
+      if (strided(p)) at += std::size_t(p.rows) * p.cols;
+    }
+    check(cudaMallocHost(&staging_, std::max<std::size_t>(at, 1) * sizeof(T)), "cudaMallocHost(staging)");
+    done_ = std::vector<std::atomic<int>>(pieces.size());
+  }
+  ~Packer() {
+    join();
+    cudaFreeHost(staging_);
+  }
+  bool strided(const Piece& p) const { return p.rows < n_; }
+  // Starts the threads on one call's pieces of ha and hb.
+  void start(const T* ha, const T* hb) {
+    for (auto& d : done_) d.store(0);
+    next_.store(0);
+    for (int t = 0; t < threads_; ++t)
+      workers_.emplace_back([this, ha, hb] {
+        for (std::size_t i; (i = next_.fetch_add(1)) < pieces_.size();) {
+          const Piece& p = pieces_[i];
+          if (strided(p)) {
+            const T* src = (p.a ? ha : hb) + std::size_t(p.r0) + std::size_t(p.c0) * n_;
+            T* dst = staging_ + offset_[i];
+            for (int c = 0; c < p.cols; ++c)
+              std::memcpy(dst + std::size_t(c) * p.rows, src + std::size_t(c) * n_, std::size_t(p.rows) * sizeof(T));
+          }
+          done_[i].store(1, std::memory_order_release);
+        }
+      });
+  }
+  // Piece i's source for its copy, once packed: its staging, or null (not strided).
+  const T* packed(std::size_t i) {
+    if (!strided(pieces_[i])) return nullptr;
+    while (done_[i].load(std::memory_order_acquire) == 0) {
+    }
+    return staging_ + offset_[i];
+  }
+  void join() {
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+  }
+
+ private:
+  const std::vector<Piece>& pieces_;
+  int n_, threads_;
+  std::vector<std::size_t> offset_;
+  T* staging_ = nullptr;
+  std::vector<std::atomic<int>> done_;
+  std::atomic<std::size_t> next_{0};
+  std::vector<std::thread> workers_;
+};
+
+void copy_piece(const Piece& p, T* dev, const T* host, int n, cudaStream_t stream) {
+  const std::size_t off = std::size_t(p.r0) + std::size_t(p.c0) * n;
+  check(cudaMemcpy2DAsync(dev + off, std::size_t(n) * sizeof(T), host + off, std::size_t(n) * sizeof(T),
+                          std::size_t(p.rows) * sizeof(T), p.cols, cudaMemcpyHostToDevice, stream),
+        "upload of a piece");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  const auto write_value = driver_entry<StreamValue32>("cuStreamWriteValue32");
+  const auto wait_value = driver_entry<StreamValue32>("cuStreamWaitValue32");
+  const Schedule sc = build_schedule(o);
+  const int n = o.n;
+  const std::size_t elems = std::size_t(n) * n, bytes = elems * sizeof(T);
+
+  // Host operands, registered.
+  std::vector<T> ha(elems), hb(elems), hc(elems);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<T> dist(-1, 1);
+  for (auto* v : {&ha, &hb}) for (auto& x : *v) x = dist(rng);
+  for (auto* v : {&ha, &hb, &hc}) check(cudaHostRegister(v->data(), bytes, cudaHostRegisterDefault), "cudaHostRegister");
+
+  T *da, *db, *dc, *dref;
+  check(cudaMalloc(&da, bytes), "cudaMalloc");
+  check(cudaMalloc(&db, bytes), "cudaMalloc");
+  check(cudaMalloc(&dc, bytes), "cudaMalloc");
+  check(cudaMalloc(&dref, bytes), "cudaMalloc");
+  Unit* dunits;
+  check(cudaMalloc(&dunits, sc.units.size() * sizeof(Unit)), "cudaMalloc");
+  check(cudaMemcpy(dunits, sc.units.data(), sc.units.size() * sizeof(Unit), cudaMemcpyHostToDevice), "units");
+  // Counters: dispenser, gate, failed, then flags, tile and region counts.
+  const std::size_t counters = 3 + sc.flag_count + sc.tile_count + sc.regions.size();
+  unsigned int* dcount;
+  check(cudaMalloc(&dcount, counters * sizeof(unsigned int)), "cudaMalloc");
+  check(cudaMemset(dcount, 0, counters * sizeof(unsigned int)), "cudaMemset");
+  unsigned int *next = dcount, *gate = dcount + 1, *failed = dcount + 2, *flags = dcount + 3;
+  unsigned int *tile_done = flags + sc.flag_count, *region_done = tile_done + sc.tile_count;
+
+  cudaStream_t up, run, down, aux;
+  for (auto* st : {&up, &run, &down, &aux}) check(cudaStreamCreateWithFlags(st, cudaStreamNonBlocking), "stream");
+  for (auto* fn : {&streamed_product<true>, &streamed_product<false>, &streamed_product<false, false>,
+                   &streamed_product<false, true, false>, &streamed_product<false, false, false>})
+    check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::smem_bytes),
+          "cudaFuncSetAttribute");
+  int per_sm = 0, sms = 0, dev = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "attribute");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, streamed_product<true>, Shape::threads, Traits::smem_bytes),
+        "occupancy");
+  const int grid = per_sm * sms;
+
+  std::unique_ptr<Packer> packer;
+  if (o.pack_threads > 0) packer = std::make_unique<Packer>(sc.uploads, n, o.pack_threads);
+  StreamArgs args{da, db, dc, n, dunits, int(sc.units.size()), sc.units_per_tile, next, flags, tile_done,
+                  region_done, failed, 0, static_cast<unsigned long long>(o.timeout_ms * 1e6), o.warp_polls};
+  // variant: 0 the streamed kernel, 1 without the waits, 2 also without
+  // the dispenser, 3 without the signals, 4 without either.
+  auto launch = [&](unsigned int epoch, int variant = 0) {
+    args.epoch = epoch;
+    check(cudaMemsetAsync(next, 0, sizeof(unsigned int), run), "reset of the dispenser");
+    const auto fn = variant == 0 ? &streamed_product<true> : variant == 1 ? &streamed_product<false>
+                  : variant == 2 ? &streamed_product<false, false> : variant == 3 ? &streamed_product<false, true, false>
+                  : &streamed_product<false, false, false>;
+    fn<<<grid, Shape::threads, Traits::smem_bytes, run>>>(args);
+    check(cudaGetLastError(), "launch of streamed_product");
+  };
+  auto failed_now = [&] {
+    unsigned int f = 0;
+    check(cudaMemcpy(&f, failed, sizeof f, cudaMemcpyDeviceToHost), "read of the failure flag");
+    return f != 0;
+  };
+
+  // Rates of this run: the bytes alone, and the own and cuBLAS GEMMs on
+  // resident data.
+  std::vector<double> t_up, t_down, t_both, t_own, t_cublas, t_kernel_resident, t_kernel_nowait, t_plain, t_plain_looping, t_call;
+  std::vector<double> t_variant[3], t_up_end, t_run_end;
+  kk::kernel::MmaParams<T> plain{};
+  plain.m = plain.n = plain.k = n;
+  plain.a = da; plain.lda = n; plain.b = db; plain.ldb = n; plain.c = dc; plain.ldc = n;  // C is poisoned again before each streamed call
+  plain.k_slice = n; plain.c_slice = 0; plain.alpha = 1; plain.beta = 0; plain.beta_is_zero = true;
+  plain.a_vec = plain.b_vec = true;
+  plain.m_tiles = (n + Shape::bm - 1) / Shape::bm;
+  plain.n_tiles = (n + Shape::bn - 1) / Shape::bn;
+  check(cudaFuncSetAttribute(kk::kernel::gemm_mma_kernel<T, kk::TensorLargeTag, kk::MathMode::exact, false, true>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::smem_bytes),
+        "cudaFuncSetAttribute");
+  cublasHandle_t handle;
+  check(cublasCreate(&handle), "cublasCreate");
+  check(cublasSetStream(handle, run), "cublasSetStream");
+  const T one = 1, zero = 0;
+  unsigned int epoch = 0;
+  for (int rep = 0; rep < o.repeats + 1; ++rep) {
+    t_up.push_back(time_ms(up, [&] {
+      check(cudaMemcpyAsync(da, ha.data(), bytes, cudaMemcpyHostToDevice, up), "upload of A");
+      check(cudaMemcpyAsync(db, hb.data(), bytes, cudaMemcpyHostToDevice, up), "upload of B");
+    }));
+    t_down.push_back(time_ms(down, [&] { check(cudaMemcpyAsync(hc.data(), dc, bytes, cudaMemcpyDeviceToHost, down), "download"); }));
+    t_both.push_back(time_ms(up, [&] {
+      cudaEvent_t fork;
+      check(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), "event");
+      check(cudaEventRecord(fork, up), "event");
+      check(cudaStreamWaitEvent(down, fork, 0), "wait");
+      check(cudaMemcpyAsync(hc.data(), dc, bytes, cudaMemcpyDeviceToHost, down), "download");
+      check(cudaMemcpyAsync(da, ha.data(), bytes, cudaMemcpyHostToDevice, up), "upload of A");
+      check(cudaMemcpyAsync(db, hb.data(), bytes, cudaMemcpyHostToDevice, up), "upload of B");
+      check(cudaEventRecord(fork, down), "event");
+      check(cudaStreamWaitEvent(up, fork, 0), "join");
+      check(cudaEventDestroy(fork), "event");
+    }));
+    kk::GemmArgs<T> g;
+    g.m = g.n = g.k = n;
+    g.a = da; g.lda = n; g.b = db; g.ldb = n; g.c = dref; g.ldc = n;
+    g.alpha = 1; g.beta = 0;
+    t_own.push_back(time_ms(run, [&] { kk::gemm_tiled<T>(g, run); }));
+    t_cublas.push_back(time_ms(run, [&] {
+      check(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, da, n, db, n, &zero, dref, n), "cublasDgemm");
+    }));
+    // The streamed kernel on resident operands: every flag already set.
+    ++epoch;
+    check(cudaMemsetAsync(flags, 0xff, sc.flag_count * sizeof(unsigned int), run), "flags set");
+    t_kernel_resident.push_back(time_ms(run, [&] { launch(epoch); }));
+    ++epoch;
+    t_kernel_nowait.push_back(time_ms(run, [&] { launch(epoch, 1); }));
+    if (o.slabs == 0) {  // one unit per tile: the signals are not needed on resident data
+      for (int v = 2; v <= 4; ++v) {
+        ++epoch;
+        t_variant[v - 2].push_back(time_ms(run, [&] { launch(epoch, v); }));
+      }
+      check(cudaMemset(tile_done, 0, sc.tile_count * sizeof(unsigned int)), "reset of the tile counts");
+      check(cudaMemset(region_done, 0, sc.regions.size() * sizeof(unsigned int)), "reset of the region counts");
+      check(cudaMemset(gate, 0, sizeof(unsigned int)), "reset of the gate");
+      epoch = 0;  // the counts start again (the flags are set before each run)
+    }
+    // The plain kernel of the same tile, one block per tile and with the
+    // resident blocks looping over the tiles.
+    for (int persistent = 0; persistent < 2; ++persistent)
+      (persistent ? t_plain_looping : t_plain).push_back(time_ms(run, [&] {
+        const unsigned int blocks = persistent ? unsigned(grid) : unsigned(plain.m_tiles * plain.n_tiles);
+        kk::kernel::gemm_mma_kernel<T, kk::TensorLargeTag, kk::MathMode::exact, false, true>
+            <<<blocks, Shape::threads, Traits::smem_bytes, run>>>(plain);
+        check(cudaGetLastError(), "launch of gemm_mma_kernel");
+      }));
+    check(cudaStreamSynchronize(run), "resident run");
+    if (failed_now()) {
+      std::fprintf(stderr, "egpu-streamed-probe: a wait timed out on resident data\n");
+      return 1;
+    }
+    // The streamed call.
+    ++epoch;
+    check(cudaMemsetAsync(flags, 0, sc.flag_count * sizeof(unsigned int), run), "flags cleared");
+    check(cudaMemsetAsync(dc, 0xff, bytes, run), "poison of C");  // NaN: unwritten elements show
+    check(cudaDeviceSynchronize(), "setup");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // as time_ms does
+    std::fill(hc.begin(), hc.end(), std::nan(""));
+    check(wait_value(reinterpret_cast<CUstream>(up), reinterpret_cast<CUdeviceptr>(gate), epoch, CU_STREAM_WAIT_VALUE_GEQ),
+          "gate of the uploads");
+    cudaEvent_t start, end, up_end, run_end;
+    for (auto* e : {&start, &end, &up_end, &run_end}) check(cudaEventCreate(e), "event");
+    check(cudaEventRecord(start, up), "event");
+    launch(epoch);
+    check(cudaEventRecord(run_end, run), "event");
+    for (std::size_t ri = 0; ri < sc.regions.size(); ++ri) {
+      const int I = sc.regions[ri].first, J = sc.regions[ri].second;
+      const int r0 = I * o.r, rows = std::min(o.r, n - r0), c0 = J * o.w, cols = std::min(o.w, n - c0);
+      check(wait_value(reinterpret_cast<CUstream>(down), reinterpret_cast<CUdeviceptr>(region_done + ri),
+                       epoch * sc.tiles_in_region[ri], CU_STREAM_WAIT_VALUE_GEQ),
+            "wait for a region");
+      const std::size_t off = std::size_t(r0) + std::size_t(c0) * n;
+      check(cudaMemcpy2DAsync(hc.data() + off, std::size_t(n) * sizeof(T), dc + off, std::size_t(n) * sizeof(T),
+                              std::size_t(rows) * sizeof(T), cols, cudaMemcpyDeviceToHost, down),
+            "download of a region");
+    }
+    check(cudaEventRecord(end, down), "event");
+    // Packed: the call starts with the packing, the copies issued as their
+    // pieces are packed; else every copy is issued before the gate opens.
+    auto open_gate = [&] {
+      check(write_value(reinterpret_cast<CUstream>(aux), reinterpret_cast<CUdeviceptr>(gate), epoch, 0), "gate open");
+    };
+    if (packer) {
+      packer->start(ha.data(), hb.data());
+      open_gate();
+    }
+    for (std::size_t i = 0; i < sc.uploads.size(); ++i) {
+      const Piece& p = sc.uploads[i];
+      T* const dst = p.a ? da : db;
+      if (const T* src = packer ? packer->packed(i) : nullptr) {
+        const std::size_t off = std::size_t(p.r0) + std::size_t(p.c0) * n;
+        check(cudaMemcpy2DAsync(dst + off, std::size_t(n) * sizeof(T), src, std::size_t(p.rows) * sizeof(T),
+                                std::size_t(p.rows) * sizeof(T), p.cols, cudaMemcpyHostToDevice, up),
+              "upload of a packed piece");
+      } else {
+        copy_piece(p, dst, p.a ? ha.data() : hb.data(), n, up);
+      }
+      check(write_value(reinterpret_cast<CUstream>(up), reinterpret_cast<CUdeviceptr>(flags + p.flag), epoch, 0),
+            "flag of a piece");
+    }
+    check(cudaEventRecord(up_end, up), "event");
+    if (packer) packer->join();
+    else open_gate();
+    check(cudaStreamSynchronize(run), "streamed kernel");
+    if (failed_now()) {
+      // Release the downloads so that nothing hangs, then fail.
+      std::vector<unsigned int> release(sc.regions.size(), ~0u);
+      check(cudaMemcpy(region_done, release.data(), release.size() * sizeof(unsigned int), cudaMemcpyHostToDevice),
+            "release");
+      check(cudaDeviceSynchronize(), "drain");
+      std::fprintf(stderr, "egpu-streamed-probe: a wait timed out in the streamed call\n");
+      return 1;
+    }
+    check(cudaEventSynchronize(end), "streamed call");
+    check(cudaStreamSynchronize(up), "uploads");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, end), "elapsed");
+    t_call.push_back(ms);
+    check(cudaEventElapsedTime(&ms, start, up_end), "elapsed");
+    t_up_end.push_back(ms);
+    check(cudaEventElapsedTime(&ms, start, run_end), "elapsed");
+    t_run_end.push_back(ms);
+    for (auto e : {start, end, up_end, run_end}) check(cudaEventDestroy(e), "event");
+  }
+
+  // Check: the downloaded C against cuBLAS's product of the same operands.
+  std::vector<T> ref(elems);
+  check(cudaMemcpy(ref.data(), dref, bytes, cudaMemcpyDeviceToHost), "reference");
+  double worst = 0, scale = 0;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < elems; ++i) {
+    scale = std::max(scale, std::abs(ref[i]));
+    const double d = std::abs(hc[i] - ref[i]);
+    if (!(d <= 1e300)) ++bad;  // NaN: not written
+    else worst = std::max(worst, d);
+  }
+  const double rel = worst / scale;
+  // Drop the warm-up.
+  for (auto* v : {&t_up, &t_down, &t_both, &t_own, &t_cublas, &t_kernel_resident, &t_kernel_nowait, &t_plain, &t_plain_looping, &t_call, &t_variant[0], &t_variant[1], &t_variant[2], &t_up_end, &t_run_end})
+    if (!v->empty()) v->erase(v->begin());
+  const double up_ms = median(t_up), down_ms = median(t_down), both_ms = median(t_both);
+  const double own_ms = median(t_own), cublas_ms = median(t_cublas), call_ms = median(t_call);
+  const double floor_own = std::max({own_ms, up_ms, down_ms, both_ms});
+  const double floor_cublas = std::max({cublas_ms, up_ms, down_ms, both_ms});
+  std::printf("N %d double, %zu units, %zu uploads, %zu regions, grid %d (%d per SM)\n", n, sc.units.size(),
+              sc.uploads.size(), sc.regions.size(), grid, per_sm);
+  std::printf("options: ks %d slabs %d ka %d wb %d r %d w %d ka2 %d kb2 %d%s%s pack %d\n", o.ks, o.slabs, o.ka, o.wb,
+              o.r, o.w, o.ka2, o.kb2, o.warp_polls ? " warp-polls" : "", o.grouped ? " grouped" : "", o.pack_threads);
+  std::printf("A+B up %.3f ms (%.1f GB/s), C down %.3f ms (%.1f GB/s), all three both ways %.3f ms\n", up_ms,
+              2 * bytes / up_ms / 1e6, down_ms, bytes / down_ms / 1e6, both_ms);
+  std::printf("device GEMM: own %.3f ms (%.1f Tflop/s), cuBLAS %.3f ms; streamed kernel on resident data %.3f ms "
+              "(%.2f x own), compiled without the waits %.3f ms (%.2f x own)\n", own_ms,
+              2.0 * n * n * double(n) / own_ms / 1e9, cublas_ms, median(t_kernel_resident),
+              median(t_kernel_resident) / own_ms, median(t_kernel_nowait), median(t_kernel_nowait) / own_ms);
+  if (o.slabs == 0)
+    std::printf("without the waits, also: without the dispenser %.3f ms, without the signals %.3f ms, without either %.3f ms\n",
+                median(t_variant[0]), median(t_variant[1]), median(t_variant[2]));
+  std::printf("plain kernel of the same tile: a block per tile %.3f ms, the resident blocks looping %.3f ms\n",
+              median(t_plain), median(t_plain_looping));
+  std::printf("streamed call: median %.3f ms (min %.3f, max %.3f) = %.3f x the own floor %.3f ms, %.3f x cuBLAS's %.3f ms\n",
+              call_ms, *std::min_element(t_call.begin(), t_call.end()), *std::max_element(t_call.begin(), t_call.end()),
+              call_ms / floor_own, floor_own, call_ms / floor_cublas, floor_cublas);
+  std::printf("in the streamed call, from its first upload: uploads end at %.3f ms (%.1f GB/s), the kernel at %.3f ms, "
+              "the downloads at %.3f ms\n", median(t_up_end), 2 * bytes / median(t_up_end) / 1e6, median(t_run_end), call_ms);
+  std::printf("check against cuBLAS: max |diff| / max |C| = %.2e, %zu elements not written\n", rel, bad);
+  for (auto* v : {&ha, &hb, &hc}) check(cudaHostUnregister(v->data()), "cudaHostUnregister");
+  return (bad == 0 && rel < 1e-12) ? 0 : 1;
+}
