@@ -16,6 +16,9 @@
 //      (chunks KA2 deep) and B(K1:, cols) (chunks KB2 deep), which go up
 //      when the first region needing them comes; each region goes down
 //      once its tiles are done.
+// --between P builds the other schedule, build_mixed_schedule's: k keeps
+// going up in steps over the rows and columns not yet complete while row
+// and column bands are completed in turn, P steps between completions.
 // Each copy is followed by a 32-bit flag write (cuStreamWriteValue32, set
 // to the run's number); the kernel's blocks take work units (a block tile
 // of C over a k range) in order from a counter, wait for the flags of the
@@ -44,7 +47,7 @@
 //
 //   egpu-streamed-probe [--n N] [--ks KS] [--slabs S1] [--ka KA] [--wb WB] [--r R] [--w W]
 //                       [--ka2 KA2] [--kb2 KB2] [--repeats REP] [--timeout-ms T] [--pack THREADS]
-//                       [--warp-polls] [--grouped]
+//                       [--warp-polls] [--grouped] [--between P]
 // --warp-polls: one lane of each warp waits on a flag, then the warp syncs.
 // --grouped: phase 2's units in the plain kernel's tile order (no regions
 // of their own: for the resident timings).
@@ -129,10 +132,9 @@ struct StreamArgs {
   int n;
   const Unit* units;
   int unit_count;
-  int units_per_tile;
   unsigned int* next_unit;      // the dispenser, zero before each run
   const unsigned int* flags;    // pieces up: >= epoch
-  unsigned int* tile_done;      // units finished, counted over all runs
+  unsigned int* tile_done;      // units finished, zero before each run
   unsigned int* region_done;    // tiles finished, counted over all runs
   unsigned int* failed;         // a wait timed out
   unsigned int epoch;           // this run's number, from 1
@@ -247,7 +249,7 @@ __global__ void __launch_bounds__(Shape::threads, Shape::min_blocks) streamed_pr
 
     // The tile's earlier units have stored their part of C.
     if (unit.seq > 0)
-      wait_at_least<false>(s.tile_done + unit.tile, (s.epoch - 1) * s.units_per_tile + unit.seq, deadline, s.failed);
+      wait_at_least<false>(s.tile_done + unit.tile, unit.seq, deadline, s.failed);
     const std::int64_t mrem = s.n - unit.m0 - wm0, nrem = s.n - unit.n0 - wn0;
     if (mrem > 0 && nrem > 0)
       w.store(s.c + (unit.m0 + wm0) + (unit.n0 + wn0) * ld, ld, mrem, nrem, T(1), T(1), unit.seq == 0);
@@ -267,6 +269,7 @@ struct Options {
   bool warp_polls = false;
   bool grouped = false;  // phase 2's units in the plain kernel's tile order (resident timing only)
   int pack_threads = 0;  // > 0: strided pieces packed on the host first (see Packer)
+  int between = -1;      // >= 0: the mixed schedule (build_mixed_schedule), P k steps between completions
 };
 
 Options parse(int argc, char** argv) {
@@ -276,7 +279,7 @@ Options parse(int argc, char** argv) {
     if (k == "--help" || k == "-h") {
       std::printf("usage: egpu-streamed-probe [--n N] [--ks KS] [--slabs S1] [--ka KA] [--wb WB] [--r R] [--w W]"
                   " [--ka2 KA2] [--kb2 KB2 (0: all of the rest)] [--repeats REP] [--timeout-ms T] [--pack THREADS]"
-                  " [--warp-polls] [--grouped]\n");
+                  " [--warp-polls] [--grouped] [--between P]\n");
       std::exit(0);
     }
     if (k == "--warp-polls" || k == "--grouped") {
@@ -293,6 +296,7 @@ Options parse(int argc, char** argv) {
                : k == "--kb2" ? &o.kb2 : k == "--repeats" ? &o.repeats : nullptr;
     if (k == "--timeout-ms") o.timeout_ms = std::atof(v);
     else if (k == "--pack") o.pack_threads = std::atoi(v);
+    else if (k == "--between") o.between = std::atoi(v);
     else if (field != nullptr) *field = std::atoi(v);
     else {
       std::fprintf(stderr, "egpu-streamed-probe: unknown option %s\n", k.c_str());
@@ -300,7 +304,7 @@ Options parse(int argc, char** argv) {
     }
   }
   const int k1 = o.slabs * o.ks;
-  const bool ok = o.n >= 128 && o.n % 128 == 0 && o.ks > 0 && o.slabs >= 0 && k1 < o.n && o.ka > 0 && o.ks % o.ka == 0 &&
+  const bool ok = o.n >= 128 && o.n % 128 == 0 && o.ks > 0 && o.slabs >= 0 && (k1 < o.n || o.between >= 0) && o.ka > 0 && o.ks % o.ka == 0 &&
                   o.wb > 0 && o.wb % Shape::bn == 0 && o.r > 0 && o.r % Shape::bm == 0 && o.w > 0 &&
                   o.w % Shape::bn == 0 && o.ka2 > 0 && o.kb2 >= 0 && o.repeats > 0 && o.timeout_ms > 0;
   if (!ok) {
@@ -308,7 +312,7 @@ Options parse(int argc, char** argv) {
                          "R of %d, positive sizes\n", Shape::bn, Shape::bm);
     std::exit(2);
   }
-  if (o.kb2 == 0) o.kb2 = o.n - k1;
+  if (o.kb2 == 0) o.kb2 = std::max(1, o.n - k1);
   return o;
 }
 
@@ -348,7 +352,8 @@ struct Schedule {
   std::vector<Piece> uploads;  // in issue order
   std::vector<std::pair<int, int>> regions;  // phase 2's order: (row band, column band)
   std::vector<int> tiles_in_region;
-  int flag_count = 0, tile_count = 0, units_per_tile = 0;
+  int flag_count = 0, tile_count = 0;
+  bool one_unit_per_tile = false;
 };
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -366,7 +371,7 @@ Schedule build_schedule(const Options& o) {
   const int a2_chunks = ceil_div(rest, o.ka2), b2_chunks = ceil_div(rest, o.kb2);
   const int fa1 = 0, fb1 = fa1 + a1_chunks, fa2 = fb1 + b1_cols * o.slabs, fb2 = fa2 + bands_m * a2_chunks;
   sc.flag_count = fb2 + bands_n * b2_chunks;
-  sc.units_per_tile = o.slabs + 1;
+  sc.one_unit_per_tile = o.slabs == 0;
 
   // Phase 1.
   for (int s = 0; s < o.slabs; ++s) {
@@ -418,6 +423,96 @@ Schedule build_schedule(const Options& o) {
       return std::make_tuple(u.seq, gi, u.n0, u.m0);
     };
     std::stable_sort(sc.units.begin(), sc.units.end(), [&](const Unit& x, const Unit& y) { return key(x) < key(y); });
+  }
+  return sc;
+}
+
+// --between P: the fluid schedule's shape (scripts/pipeline_bound.py) in
+// pieces. k goes up in steps of KS over the rows of A and columns of B not
+// yet complete (A(I, slab) and B(slab, J) for every incomplete row band I
+// and column band J, R and W wide), and every tile of an incomplete region
+// accumulates the step; after S1 such steps, row and column bands are
+// completed in turn (A(I, k:) or B(k:, J) up in KS-deep chunks from the
+// step reached), with P steps between two completions. A region whose row
+// and column bands are complete finishes its tiles' rest of k in one unit
+// each, and goes down; the regions still open when k runs out finish with
+// the last step. Units wait on KS-deep chunks only, so the flags of a
+// band's chunks are consecutive along k.
+Schedule build_mixed_schedule(const Options& o) {
+  Schedule sc;
+  const int n = o.n, tm = ceil_div(n, Shape::bm), tn = ceil_div(n, Shape::bn);
+  const int bands_m = ceil_div(n, o.r), bands_n = ceil_div(n, o.w), steps = ceil_div(n, o.ks);
+  sc.tile_count = tm * tn;
+  std::vector<std::vector<int>> a_flag(bands_m, std::vector<int>(steps, -1)), b_flag(bands_n, std::vector<int>(steps, -1));
+  std::vector<bool> row_done(bands_m, false), col_done(bands_n, false);
+  std::vector<std::vector<int>> region_id(bands_m, std::vector<int>(bands_n, -1));
+  std::vector<int> seq(sc.tile_count, 0);
+  auto depth = [&](int s) { return std::min(o.ks, n - s * o.ks); };
+  auto rows_of = [&](int I) { return std::min(o.r, n - I * o.r); };
+  auto cols_of = [&](int J) { return std::min(o.w, n - J * o.w); };
+  auto add_units = [&](int I, int J, int s0, int s1, int region) {  // the region's tiles over steps [s0, s1)
+    for (int n0 = J * o.w; n0 < J * o.w + cols_of(J); n0 += Shape::bn)
+      for (int m0 = I * o.r; m0 < I * o.r + rows_of(I); m0 += Shape::bm) {
+        const int tile = (m0 / Shape::bm) * tn + n0 / Shape::bn;
+        sc.units.push_back({m0, n0, s0 * o.ks, std::min(n, s1 * o.ks), a_flag[I][s0], o.ks, b_flag[J][s0], o.ks, tile,
+                            seq[tile]++, region, region >= 0 ? 1 : 0});
+      }
+  };
+  auto complete_region = [&](int I, int J, int s) {
+    region_id[I][J] = int(sc.regions.size());
+    sc.regions.emplace_back(I, J);
+    sc.tiles_in_region.push_back(ceil_div(rows_of(I), Shape::bm) * ceil_div(cols_of(J), Shape::bn));
+    if (s < steps) add_units(I, J, s, steps, region_id[I][J]);
+  };
+  int s = 0;
+  auto k_step = [&] {
+    std::vector<Piece> a_pieces, b_pieces;
+    for (int I = 0; I < bands_m; ++I)
+      if (!row_done[I]) {
+        a_flag[I][s] = sc.flag_count++;
+        a_pieces.push_back({I * o.r, rows_of(I), s * o.ks, depth(s), a_flag[I][s], true});
+      }
+    for (int J = 0; J < bands_n; ++J)
+      if (!col_done[J]) {
+        b_flag[J][s] = sc.flag_count++;
+        b_pieces.push_back({s * o.ks, depth(s), J * o.w, cols_of(J), b_flag[J][s], false});
+      }
+    const auto merged = interleave(a_pieces, b_pieces);
+    sc.uploads.insert(sc.uploads.end(), merged.begin(), merged.end());
+    for (int J = 0; J < bands_n; ++J)
+      for (int I = 0; I < bands_m; ++I)
+        if (region_id[I][J] < 0) add_units(I, J, s, s + 1, -1);
+    ++s;
+  };
+  auto complete_band = [&](bool row, int X) {
+    for (int t = s; t < steps; ++t) {
+      int& f = row ? a_flag[X][t] : b_flag[X][t];
+      f = sc.flag_count++;
+      sc.uploads.push_back(row ? Piece{X * o.r, rows_of(X), t * o.ks, depth(t), f, true}
+                               : Piece{t * o.ks, depth(t), X * o.w, cols_of(X), f, false});
+    }
+    (row ? row_done : col_done)[X] = true;
+    for (int Y = 0; Y < (row ? bands_n : bands_m); ++Y) {
+      const int I = row ? X : Y, J = row ? Y : X;
+      if (row_done[I] && col_done[J] && region_id[I][J] < 0) complete_region(I, J, s);
+    }
+  };
+  for (int i = 0; i < o.slabs && s < steps; ++i) k_step();
+  // Completions alternate between rows and columns in proportion to their counts.
+  int rows = 0, cols = 0;
+  while (rows < bands_m || cols < bands_n) {
+    const bool row = cols >= bands_n || (rows < bands_m && std::int64_t(rows) * bands_n <= std::int64_t(cols) * bands_m);
+    complete_band(row, row ? rows++ : cols++);
+    for (int i = 0; i < o.between && s < steps && (rows < bands_m || cols < bands_n); ++i) k_step();
+  }
+  // Every region is complete now; those completed at s == steps had their
+  // last unit in the last step: mark it.
+  std::vector<int> last_unit(sc.tile_count, -1);
+  for (std::size_t u = 0; u < sc.units.size(); ++u) last_unit[sc.units[u].tile] = int(u);
+  for (int t = 0; t < sc.tile_count; ++t) {
+    Unit& u = sc.units[last_unit[t]];
+    u.last = 1;
+    u.region = region_id[u.m0 / o.r][u.n0 / o.w];
   }
   return sc;
 }
@@ -521,7 +616,7 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const auto write_value = driver_entry<StreamValue32>("cuStreamWriteValue32");
   const auto wait_value = driver_entry<StreamValue32>("cuStreamWaitValue32");
-  const Schedule sc = build_schedule(o);
+  const Schedule sc = o.between >= 0 ? build_mixed_schedule(o) : build_schedule(o);
   const int n = o.n;
   const std::size_t elems = std::size_t(n) * n, bytes = elems * sizeof(T);
 
@@ -563,13 +658,14 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<Packer> packer;
   if (o.pack_threads > 0) packer = std::make_unique<Packer>(sc.uploads, n, o.pack_threads);
-  StreamArgs args{da, db, dc, n, dunits, int(sc.units.size()), sc.units_per_tile, next, flags, tile_done,
+  StreamArgs args{da, db, dc, n, dunits, int(sc.units.size()), next, flags, tile_done,
                   region_done, failed, 0, static_cast<unsigned long long>(o.timeout_ms * 1e6), o.warp_polls};
   // variant: 0 the streamed kernel, 1 without the waits, 2 also without
   // the dispenser, 3 without the signals, 4 without either.
   auto launch = [&](unsigned int epoch, int variant = 0) {
     args.epoch = epoch;
     check(cudaMemsetAsync(next, 0, sizeof(unsigned int), run), "reset of the dispenser");
+    check(cudaMemsetAsync(tile_done, 0, sc.tile_count * sizeof(unsigned int), run), "reset of the tile counts");
     const auto fn = variant == 0 ? &streamed_product<true> : variant == 1 ? &streamed_product<false>
                   : variant == 2 ? &streamed_product<false, false> : variant == 3 ? &streamed_product<false, true, false>
                   : &streamed_product<false, false, false>;
@@ -633,12 +729,11 @@ int main(int argc, char** argv) {
     t_kernel_resident.push_back(time_ms(run, [&] { launch(epoch); }));
     ++epoch;
     t_kernel_nowait.push_back(time_ms(run, [&] { launch(epoch, 1); }));
-    if (o.slabs == 0) {  // one unit per tile: the signals are not needed on resident data
+    if (sc.one_unit_per_tile) {  // one unit per tile: the signals are not needed on resident data
       for (int v = 2; v <= 4; ++v) {
         ++epoch;
         t_variant[v - 2].push_back(time_ms(run, [&] { launch(epoch, v); }));
       }
-      check(cudaMemset(tile_done, 0, sc.tile_count * sizeof(unsigned int)), "reset of the tile counts");
       check(cudaMemset(region_done, 0, sc.regions.size() * sizeof(unsigned int)), "reset of the region counts");
       check(cudaMemset(gate, 0, sizeof(unsigned int)), "reset of the gate");
       epoch = 0;  // the counts start again (the flags are set before each run)
@@ -752,15 +847,16 @@ int main(int argc, char** argv) {
   const double floor_cublas = std::max({cublas_ms, up_ms, down_ms, both_ms});
   std::printf("N %d double, %zu units, %zu uploads, %zu regions, grid %d (%d per SM)\n", n, sc.units.size(),
               sc.uploads.size(), sc.regions.size(), grid, per_sm);
-  std::printf("options: ks %d slabs %d ka %d wb %d r %d w %d ka2 %d kb2 %d%s%s pack %d\n", o.ks, o.slabs, o.ka, o.wb,
-              o.r, o.w, o.ka2, o.kb2, o.warp_polls ? " warp-polls" : "", o.grouped ? " grouped" : "", o.pack_threads);
+  std::printf("options: ks %d slabs %d ka %d wb %d r %d w %d ka2 %d kb2 %d%s%s pack %d between %d\n", o.ks, o.slabs,
+              o.ka, o.wb, o.r, o.w, o.ka2, o.kb2, o.warp_polls ? " warp-polls" : "", o.grouped ? " grouped" : "",
+              o.pack_threads, o.between);
   std::printf("A+B up %.3f ms (%.1f GB/s), C down %.3f ms (%.1f GB/s), all three both ways %.3f ms\n", up_ms,
               2 * bytes / up_ms / 1e6, down_ms, bytes / down_ms / 1e6, both_ms);
   std::printf("device GEMM: own %.3f ms (%.1f Tflop/s), cuBLAS %.3f ms; streamed kernel on resident data %.3f ms "
               "(%.2f x own), compiled without the waits %.3f ms (%.2f x own)\n", own_ms,
               2.0 * n * n * double(n) / own_ms / 1e9, cublas_ms, median(t_kernel_resident),
               median(t_kernel_resident) / own_ms, median(t_kernel_nowait), median(t_kernel_nowait) / own_ms);
-  if (o.slabs == 0)
+  if (sc.one_unit_per_tile)
     std::printf("without the waits, also: without the dispenser %.3f ms, without the signals %.3f ms, without either %.3f ms\n",
                 median(t_variant[0]), median(t_variant[1]), median(t_variant[2]));
   std::printf("plain kernel of the same tile: a block per tile %.3f ms, the resident blocks looping %.3f ms\n",
