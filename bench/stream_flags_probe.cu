@@ -38,52 +38,14 @@
 #include <string>
 #include <vector>
 
+#include "probe_cuda.cuh"
+
 namespace {
 
-using WriteValue32 = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-using WaitValue32 = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "egpu-stream-probe: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
-void check(CUresult status, const char* what) {
-  if (status != CUDA_SUCCESS) {
-    std::fprintf(stderr, "egpu-stream-probe: %s: driver error %d\n", what, static_cast<int>(status));
-    std::exit(1);
-  }
-}
-
-template <class F>
-F driver_entry(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  check(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found), name);
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-    std::fprintf(stderr, "egpu-stream-probe: the driver has no %s\n", name);
-    std::exit(1);
-  }
-  return reinterpret_cast<F>(fn);
-}
-
-__device__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__device__ unsigned int load_acquire(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ unsigned int load_relaxed(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
+using probe::check;
+using probe::load_acquire_sys;
+using probe::load_relaxed_gpu;
+using probe::now_ns;
 
 // Block p: waits for flag p (thread 0), then sums piece p; seen[p] is when
 // the flag was seen (0: never, within the timeout), summed[p] when the sum
@@ -98,15 +60,15 @@ __global__ void consume(const float* data, std::size_t piece_elems, const unsign
   if (threadIdx.x == 0) {
     const unsigned long long start = now_ns();
     if (sleep_ns > 0) {
-      for (unsigned long long waited = 0; load_relaxed(flags + p) == 0 && waited < timeout_ns;) {
+      for (unsigned long long waited = 0; load_relaxed_gpu(flags + p) == 0 && waited < timeout_ns;) {
         __nanosleep(sleep_ns);
         waited = now_ns() - start;
       }
       __threadfence();
-      ready = load_acquire(flags + p) != 0;
+      ready = load_acquire_sys(flags + p) != 0;
     } else {
-      for (unsigned long long waited = 0; load_acquire(flags + p) == 0 && waited < timeout_ns;) waited = now_ns() - start;
-      ready = load_acquire(flags + p) != 0;
+      for (unsigned long long waited = 0; load_acquire_sys(flags + p) == 0 && waited < timeout_ns;) waited = now_ns() - start;
+      ready = load_acquire_sys(flags + p) != 0;
     }
     seen[p] = ready ? now_ns() : 0;
   }
@@ -203,9 +165,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  probe::name = "egpu-stream-probe";
   const Args a = parse(argc, argv);
-  const auto write_value = driver_entry<WriteValue32>("cuStreamWriteValue32");
-  const auto wait_value = driver_entry<WaitValue32>("cuStreamWaitValue32");
+  const auto write_value = probe::driver_entry<probe::StreamValue32>("cuStreamWriteValue32");
+  const auto wait_value = probe::driver_entry<probe::StreamValue32>("cuStreamWaitValue32");
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceProp prop{};

@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "kernels/gemm/gemm_args.hpp"
+#include "probe_cuda.cuh"
 #include "kernels/gemm/kernel/gemm_mma_kernel.cuh"
 
 namespace {
@@ -82,37 +83,16 @@ using Shape = Traits::S;
 using LoaderA = Traits::LoaderA;
 using LoaderB = Traits::LoaderB;
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "egpu-streamed-probe: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
-void check(CUresult status, const char* what) {
-  if (status != CUDA_SUCCESS) {
-    std::fprintf(stderr, "egpu-streamed-probe: %s: driver error %d\n", what, static_cast<int>(status));
-    std::exit(1);
-  }
-}
+using probe::check;
+using probe::load_acquire_gpu;
+using probe::load_acquire_sys;
+using probe::now_ns;
+
 void check(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "egpu-streamed-probe: %s: cuBLAS status %d\n", what, static_cast<int>(status));
+    std::fprintf(stderr, "%s: %s: cuBLAS status %d\n", probe::name, what, static_cast<int>(status));
     std::exit(1);
   }
-}
-
-using StreamValue32 = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-
-template <class F>
-F driver_entry(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  check(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found), name);
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-    std::fprintf(stderr, "egpu-streamed-probe: the driver has no %s\n", name);
-    std::exit(1);
-  }
-  return reinterpret_cast<F>(fn);
 }
 
 // A block tile of C over k [k0, k1). Its k loop reaches A's chunks at flags
@@ -141,22 +121,6 @@ struct StreamArgs {
   unsigned long long timeout_ns;
   bool warp_polls;              // one lane of each warp polls, the warp then syncs
 };
-
-__device__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ unsigned int load_acquire_sys(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ unsigned int load_acquire_gpu(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 
 // Every thread waits itself, so that its own later reads are ordered after
 // its acquire. Past the deadline the wait gives up and marks the run failed
@@ -615,9 +579,10 @@ void copy_piece(const Piece& p, T* dev, const T* host, int n, cudaStream_t strea
 }  // namespace
 
 int main(int argc, char** argv) {
+  probe::name = "egpu-streamed-probe";
   const Options o = parse(argc, argv);
-  const auto write_value = driver_entry<StreamValue32>("cuStreamWriteValue32");
-  const auto wait_value = driver_entry<StreamValue32>("cuStreamWaitValue32");
+  const auto write_value = probe::driver_entry<probe::StreamValue32>("cuStreamWriteValue32");
+  const auto wait_value = probe::driver_entry<probe::StreamValue32>("cuStreamWaitValue32");
   const Schedule sc = o.between >= 0 ? build_mixed_schedule(o) : build_schedule(o);
   const int n = o.n;
   const std::size_t elems = std::size_t(n) * n, bytes = elems * sizeof(T);
