@@ -1,9 +1,10 @@
-// egpu-streamed-probe: how near its floor a host-resident double product
-// comes when one persistent kernel multiplies pieces of A and B as their
-// copies land and C goes down in regions as the kernel finishes them
+// egpu-streamed-probe: how near its floor a host-resident double or float
+// product comes when one persistent kernel multiplies pieces of A and B as
+// their copies land and C goes down in regions as the kernel finishes them
 // (bench/RESULTS.md: the schedules that could reach issue 19's page-locked
 // targets need both). The mechanisms are egpu-stream-probe's; the kernel's
-// main loop is the own fp64 tensor-core kernel's (kernel/gemm_mma_kernel.cuh).
+// main loop is the own fp64 tensor-core kernel's (kernel/gemm_mma_kernel.cuh)
+// or, with --float, the tiled SIMT kernel's (kernel/gemm_tiled_kernel.cuh).
 //
 // C = A B, all N x N column-major in page-locked host memory (registered,
 // as egpu::PinGuard registers Eigen's storage). The device holds all of A,
@@ -14,8 +15,10 @@
 //   2. completion: C in R x W regions, in growing squares over the regions
 //      (rows and columns in turn); a region's rest of k needs A(rows, K1:)
 //      (chunks KA2 deep) and B(K1:, cols) (chunks KB2 deep), which go up
-//      when the first region needing them comes; each region goes down
-//      once its tiles are done.
+//      when the first region needing them comes (B's first with
+//      --b-first); each region goes down once its tiles are done. With
+//      --split P2 each tile's rest of k is P2 units, which can run on P2
+//      SMs at once (partial sums through C, in order).
 // --between P builds the other schedule, build_mixed_schedule's: k keeps
 // going up in steps over the rows and columns not yet complete while row
 // and column bands are completed in turn, P steps between completions.
@@ -47,8 +50,9 @@
 //
 //   egpu-streamed-probe [--n N] [--ks KS] [--slabs S1] [--ka KA] [--wb WB] [--r R] [--w W]
 //                       [--ka2 KA2] [--kb2 KB2] [--repeats REP] [--timeout-ms T] [--pack THREADS]
-//                       [--warp-polls] [--grouped] [--between P]
-// --warp-polls: one lane of each warp waits on a flag, then the warp syncs.
+//                       [--warp-polls] [--grouped] [--between P] [--float] [--split P2] [--b-first]
+// --warp-polls: one lane of each warp waits on a flag, then the warp syncs
+// (double; the float kernel's thread 0 waits, then the block syncs).
 // --grouped: phase 2's units in the plain kernel's tile order (no regions
 // of their own: for the resident timings).
 #include <cublas_v2.h>
@@ -72,16 +76,20 @@
 #include "kernels/gemm/gemm_args.hpp"
 #include "probe_cuda.cuh"
 #include "kernels/gemm/kernel/gemm_mma_kernel.cuh"
+#include "kernels/gemm/kernel/gemm_tiled_kernel.cuh"
 
 namespace {
 
 namespace kk = egpu::kernels;
-using T = double;
-// A and B column-major: op(A) is m-contiguous (AK false), op(B) k-contiguous (BK true).
-using Traits = kk::kernel::MmaKernelTraits<T, kk::TensorLargeTag, kk::MathMode::exact, false, true>;
+// double: the fp64 tensor-core kernel's tile. A and B column-major: op(A)
+// is m-contiguous (AK false), op(B) k-contiguous (BK true).
+using Traits = kk::kernel::MmaKernelTraits<double, kk::TensorLargeTag, kk::MathMode::exact, false, true>;
 using Shape = Traits::S;
 using LoaderA = Traits::LoaderA;
 using LoaderB = Traits::LoaderB;
+// float (--float): the tiled SIMT kernel's large NN tile, the same layouts
+// (A x-contiguous, B k-contiguous: kernel/gemm_tiled_kernel.cuh).
+using SimtShape = kk::TileShape<float, kk::LargeTag>;
 
 using probe::check;
 using probe::load_acquire_gpu;
@@ -96,15 +104,18 @@ void check(cublasStatus_t status, const char* what) {
 }
 
 // A block tile of C over k [k0, k1). Its k loop reaches A's chunks at flags
-// a_flag, a_flag + 1, ... (each a_chunk deep, the first starting at k0) and
-// B's at b_flag, ... The unit is number `seq` of its tile's units; its tile's
-// last unit (last) adds the tile to its region's count (region >= 0).
+// a_flag, a_flag + 1, ... (each a_chunk deep, the first starting a_off
+// before k0) and B's at b_flag, ... The unit is number `seq` of its tile's
+// units; its tile's last unit (last) adds the tile to its region's count
+// (region >= 0).
 struct Unit {
   int m0, n0, k0, k1;
   int a_flag, a_chunk, b_flag, b_chunk;
   int tile, seq, region, last;
+  int a_off, b_off;  // 0 where not given
 };
 
+template <class T>
 struct StreamArgs {
   const T* a;
   const T* b;
@@ -139,7 +150,8 @@ __device__ void wait_at_least(const unsigned int* p, unsigned int v, unsigned lo
 // A piece's flag: every thread waits, or (warp_polls) lane 0 of each warp
 // waits and the warp's barrier orders the other lanes' reads after its
 // acquire.
-__device__ void wait_piece(const StreamArgs& s, const unsigned int* p, unsigned long long deadline) {
+template <class T>
+__device__ void wait_piece(const StreamArgs<T>& s, const unsigned int* p, unsigned long long deadline) {
   if (s.warp_polls) {
     if (threadIdx.x % 32 == 0) wait_at_least<true>(p, s.epoch, deadline, s.failed);
     __syncwarp();
@@ -157,7 +169,8 @@ __device__ void wait_piece(const StreamArgs& s, const unsigned int* p, unsigned 
 // only); SIGNAL = false: no fence and counts after a unit (resident data,
 // one unit per tile only). Both only to time what those steps cost.
 template <bool WAITS, bool DISPENSE = true, bool SIGNAL = true>
-__global__ void __launch_bounds__(Shape::threads, Shape::min_blocks) streamed_product(const StreamArgs s) {
+__global__ void __launch_bounds__(Shape::threads, Shape::min_blocks) streamed_product(const StreamArgs<double> s) {
+  using T = double;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ Unit unit;
   __shared__ unsigned long long deadline;
@@ -195,11 +208,11 @@ __global__ void __launch_bounds__(Shape::threads, Shape::min_blocks) streamed_pr
         if constexpr (WAITS) {
           if (k >= a_at) {
             wait_piece(s, s.flags + unit.a_flag + a_i++, deadline);
-            a_at += unit.a_chunk;
+            a_at = a_i * unit.a_chunk - unit.a_off;
           }
           if (k >= b_at) {
             wait_piece(s, s.flags + unit.b_flag + b_i++, deadline);
-            b_at += unit.b_chunk;
+            b_at = b_i * unit.b_chunk - unit.b_off;
           }
         }
         la.load(sa + slot * LoaderA::stage_elems, kz - k, s.a);
@@ -228,6 +241,137 @@ __global__ void __launch_bounds__(Shape::threads, Shape::min_blocks) streamed_pr
   }
 }
 
+// The float kernel: the tiled SIMT kernel's k loop (kernel/gemm_tiled_kernel.cuh)
+// run once per stretch of k that lies in one chunk of A and one of B, after
+// waiting for both; each stretch starts its double buffer afresh. N is a
+// multiple of the tile, so every tile is whole along m and n.
+template <bool WAITS, bool DISPENSE = true, bool SIGNAL = true>
+__global__ void __launch_bounds__(SimtShape::threads, SimtShape::min_blocks)
+    streamed_product_simt(const StreamArgs<float> s) {
+  using T = float;
+  using S = SimtShape;
+  using Smem = kk::block::SharedTiles<T, S>;
+  using Micro = kk::thread::MicroTile<T, S>;
+  using LA = kk::kernel::OperandLoader<T, S, S::bm, true, true>;
+  using LB = kk::kernel::OperandLoader<T, S, S::bn, false, true>;
+  __shared__ Smem smem;
+  __shared__ Unit unit;
+  __shared__ unsigned long long deadline;
+  if (threadIdx.x == 0) deadline = now_ns() + s.timeout_ns;
+  const int r0 = Micro::origin_row(threadIdx.x), c0 = Micro::origin_col(threadIdx.x);
+  const std::int64_t ld = s.n;
+
+  for (unsigned int step = blockIdx.x;; step += gridDim.x) {
+    __syncthreads();  // the last unit's reads of `unit` and of the shared tiles are done
+    if (threadIdx.x == 0) {
+      const unsigned int ui = DISPENSE ? atomicAdd(s.next_unit, 1u) : step;
+      if (ui < unsigned(s.unit_count)) unit = s.units[ui];
+      else unit.m0 = -1;
+    }
+    __syncthreads();
+    if (unit.m0 < 0) break;
+    Micro acc;
+    acc.clear();
+    int a_i = 0, b_i = 0;
+    for (int k = 0, kz = unit.k1 - unit.k0; k < kz;) {
+      // This stretch ends where the next chunk of either operand starts.
+      const int a_end = (a_i + 1) * unit.a_chunk - unit.a_off, b_end = (b_i + 1) * unit.b_chunk - unit.b_off;
+      const int k_end = min(kz, min(a_end, b_end));
+      // Thread 0 waits and the barrier orders the block's reads after its
+      // acquire (the pieces' bytes are read for the first time in the
+      // call); the barrier also ends the stretch before's shared reads.
+      if (WAITS && threadIdx.x == 0) {
+        wait_at_least<true>(s.flags + unit.a_flag + a_i, s.epoch, deadline, s.failed);
+        wait_at_least<true>(s.flags + unit.b_flag + b_i, s.epoch, deadline, s.failed);
+      }
+      if (k_end == a_end) ++a_i;
+      if (k_end == b_end) ++b_i;
+      __syncthreads();
+      const std::int64_t kabs = unit.k0 + k;
+      LA la(s.a + kabs * ld, ld, s.n, unit.m0, false);
+      LB lb(s.b + kabs, ld, s.n, unit.n0, false);
+      kk::kernel::k_loop<false, S>(smem, la, lb, acc, k_end - k, S::bk * ld, S::bk, r0, c0);
+      k = k_end;
+    }
+    if (unit.seq > 0)
+      wait_at_least<false>(s.tile_done + unit.tile, unit.seq, deadline, s.failed);
+    acc.store(s.c + unit.m0 + std::int64_t(unit.n0) * ld, 1, ld, s.n - unit.m0, s.n - unit.n0, r0, c0, T(1), T(1),
+              unit.seq == 0, true);
+    __syncthreads();
+    // The tile's next unit reads C on the GPU: a GPU-scope fence; the
+    // download after its last reads it from the host's side.
+    if (SIGNAL && threadIdx.x == 0) {
+      if (unit.last) __threadfence_system();
+      else __threadfence();
+      atomicAdd(s.tile_done + unit.tile, 1u);
+      if (unit.last && unit.region >= 0) atomicAdd(s.region_done + unit.region, 1u);
+    }
+  }
+}
+
+// What differs between the two scalars: the streamed kernel of each
+// variant (0 the streamed kernel, 1 without the waits, 2 also without the
+// dispenser, 3 without the signals, 4 without either), its block and
+// dynamic shared memory, the plain kernel of the same tile on resident
+// data (blocks: 0 a block per tile, else that many resident blocks looping
+// over the tiles) and cuBLAS's GEMM.
+template <class T> struct Kernels;
+template <> struct Kernels<double> {
+  using Fn = void (*)(StreamArgs<double>);
+  static constexpr int threads = Shape::threads, smem = Traits::smem_bytes;
+  static Fn streamed(int variant) {
+    return variant == 0 ? &streamed_product<true> : variant == 1 ? &streamed_product<false>
+         : variant == 2 ? &streamed_product<false, false> : variant == 3 ? &streamed_product<false, true, false>
+         : &streamed_product<false, false, false>;
+  }
+  static constexpr auto plain_kernel = kk::kernel::gemm_mma_kernel<double, kk::TensorLargeTag, kk::MathMode::exact, false, true>;
+  static void setup() {
+    check(cudaFuncSetAttribute(plain_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
+  }
+  static void plain(const double* a, const double* b, double* c, int n, unsigned blocks, cudaStream_t stream) {
+    kk::kernel::MmaParams<double> p{};
+    p.m = p.n = p.k = n;
+    p.a = a; p.lda = n; p.b = b; p.ldb = n; p.c = c; p.ldc = n;
+    p.k_slice = n; p.c_slice = 0; p.alpha = 1; p.beta = 0; p.beta_is_zero = true;
+    p.a_vec = p.b_vec = true;
+    p.m_tiles = (n + Shape::bm - 1) / Shape::bm;
+    p.n_tiles = (n + Shape::bn - 1) / Shape::bn;
+    plain_kernel<<<blocks ? blocks : unsigned(p.m_tiles * p.n_tiles), threads, smem, stream>>>(p);
+    check(cudaGetLastError(), "launch of gemm_mma_kernel");
+  }
+  static cublasStatus_t gemm(cublasHandle_t h, int n, const double* a, const double* b, double* c) {
+    const double one = 1, zero = 0;
+    return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+  }
+};
+template <> struct Kernels<float> {
+  using Fn = void (*)(StreamArgs<float>);
+  static constexpr int threads = SimtShape::threads, smem = 0;
+  static Fn streamed(int variant) {
+    return variant == 0 ? &streamed_product_simt<true> : variant == 1 ? &streamed_product_simt<false>
+         : variant == 2 ? &streamed_product_simt<false, false> : variant == 3 ? &streamed_product_simt<false, true, false>
+         : &streamed_product_simt<false, false, false>;
+  }
+  static void setup() {}
+  // Looping, the kernel's rows of blocks walk the column tiles.
+  static void plain(const float* a, const float* b, float* c, int n, unsigned blocks, cudaStream_t stream) {
+    kk::kernel::GemmParams<float> p{};
+    p.m = p.n = p.k = n;
+    p.a = a; p.lda = n; p.b = b; p.ldb = n; p.c = c;
+    p.k_slice = n; p.c_slice = 0; p.alpha = 1; p.beta = 0; p.beta_is_zero = true;
+    p.a_vec = p.b_vec = true;
+    p.c_rs = 1; p.c_cs = n; p.c_vec = true;
+    const unsigned m_tiles = unsigned(n / SimtShape::bm), n_tiles = unsigned(n / SimtShape::bn);
+    const unsigned rows = blocks ? std::max(1u, std::min(n_tiles, blocks / m_tiles)) : n_tiles;
+    kk::kernel::gemm_tiled_kernel<float, kk::LargeTag, true, false, true><<<dim3(m_tiles, rows), threads, 0, stream>>>(p);
+    check(cudaGetLastError(), "launch of gemm_tiled_kernel");
+  }
+  static cublasStatus_t gemm(cublasHandle_t h, int n, const float* a, const float* b, float* c) {
+    const float one = 1, zero = 0;
+    return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+  }
+};
+
 struct Options {
   int n = 8192, ks = 512, slabs = 8, ka = 128, wb = 1024, r = 2048, w = 1024, ka2 = 512, kb2 = 0;
   int repeats = 5;
@@ -236,6 +380,10 @@ struct Options {
   bool grouped = false;  // phase 2's units in the plain kernel's tile order (resident timing only)
   int pack_threads = 0;  // > 0: strided pieces packed on the host first (see Packer)
   int between = -1;      // >= 0: the mixed schedule (build_mixed_schedule), P k steps between completions
+  bool single = false;   // --float: the product in float (streamed_product_simt)
+  int split = 1;         // phase 2: each tile's rest of k in this many units, which run side by side
+  bool b_first = false;  // phase 2: a region's pieces of B go up before its pieces of A
+  int bm = Shape::bm, bn = Shape::bn;  // the kernel's block tile
 };
 
 Options parse(int argc, char** argv) {
@@ -245,11 +393,11 @@ Options parse(int argc, char** argv) {
     if (k == "--help" || k == "-h") {
       std::printf("usage: egpu-streamed-probe [--n N] [--ks KS] [--slabs S1] [--ka KA] [--wb WB] [--r R] [--w W]"
                   " [--ka2 KA2] [--kb2 KB2 (0: all of the rest)] [--repeats REP] [--timeout-ms T] [--pack THREADS]"
-                  " [--warp-polls] [--grouped] [--between P]\n");
+                  " [--warp-polls] [--grouped] [--between P] [--float] [--split P2] [--b-first]\n");
       std::exit(0);
     }
-    if (k == "--warp-polls" || k == "--grouped") {
-      (k == "--warp-polls" ? o.warp_polls : o.grouped) = true;
+    if (k == "--warp-polls" || k == "--grouped" || k == "--float" || k == "--b-first") {
+      (k == "--warp-polls" ? o.warp_polls : k == "--grouped" ? o.grouped : k == "--float" ? o.single : o.b_first) = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -259,7 +407,7 @@ Options parse(int argc, char** argv) {
     const char* v = argv[++i];
     int* field = k == "--n" ? &o.n : k == "--ks" ? &o.ks : k == "--slabs" ? &o.slabs : k == "--ka" ? &o.ka
                : k == "--wb" ? &o.wb : k == "--r" ? &o.r : k == "--w" ? &o.w : k == "--ka2" ? &o.ka2
-               : k == "--kb2" ? &o.kb2 : k == "--repeats" ? &o.repeats : nullptr;
+               : k == "--kb2" ? &o.kb2 : k == "--repeats" ? &o.repeats : k == "--split" ? &o.split : nullptr;
     if (k == "--timeout-ms") o.timeout_ms = std::atof(v);
     else if (k == "--pack") o.pack_threads = std::atoi(v);
     else if (k == "--between") o.between = std::atoi(v);
@@ -269,13 +417,18 @@ Options parse(int argc, char** argv) {
       std::exit(2);
     }
   }
+  if (o.single) {
+    o.bm = SimtShape::bm;
+    o.bn = SimtShape::bn;
+  }
   const int k1 = o.slabs * o.ks;
-  const bool ok = o.n >= 128 && o.n % 128 == 0 && o.ks > 0 && o.slabs >= 0 && (k1 < o.n || o.between >= 0) && o.ka > 0 && o.ks % o.ka == 0 &&
-                  o.wb > 0 && o.wb % Shape::bn == 0 && o.r > 0 && o.r % Shape::bm == 0 && o.w > 0 &&
-                  o.w % Shape::bn == 0 && o.ka2 > 0 && o.kb2 >= 0 && o.repeats > 0 && o.timeout_ms > 0;
+  const bool ok = o.n >= 128 && o.n % 128 == 0 && o.n % o.bn == 0 && o.ks > 0 && o.slabs >= 0 &&
+                  (k1 < o.n || o.between >= 0) && o.ka > 0 && o.ks % o.ka == 0 && o.split > 0 &&
+                  (o.split == 1 || o.between < 0) && o.wb > 0 && o.wb % o.bn == 0 && o.r > 0 && o.r % o.bm == 0 && o.w > 0 &&
+                  o.w % o.bn == 0 && o.ka2 > 0 && o.kb2 >= 0 && o.repeats > 0 && o.timeout_ms > 0;
   if (!ok) {
-    std::fprintf(stderr, "egpu-streamed-probe: need N a multiple of 128, S1 x KS < N, KA | KS, WB and W multiples of %d, "
-                         "R of %d, positive sizes\n", Shape::bn, Shape::bm);
+    std::fprintf(stderr, "egpu-streamed-probe: need N a multiple of 128 and of %d, S1 x KS < N, KA | KS, WB and W multiples "
+                         "of %d, R of %d, positive sizes, --split only on the two-phase schedule\n", o.bn, o.bn, o.bm);
     std::exit(2);
   }
   if (o.kb2 == 0) o.kb2 = std::max(1, o.n - k1);
@@ -327,9 +480,9 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 Schedule build_schedule(const Options& o) {
   Schedule sc;
   const int n = o.n, k1 = o.slabs * o.ks, rest = n - k1;
-  const int tm = ceil_div(n, Shape::bm), tn = ceil_div(n, Shape::bn);
+  const int tm = ceil_div(n, o.bm), tn = ceil_div(n, o.bn);
   sc.tile_count = tm * tn;
-  auto tile_of = [&](int m0, int n0) { return (m0 / Shape::bm) * tn + n0 / Shape::bn; };
+  auto tile_of = [&](int m0, int n0) { return (m0 / o.bm) * tn + n0 / o.bn; };
   // Flags: A's phase-1 chunks, B's phase-1 pieces (slab-major within a
   // column piece), then A's and B's phase-2 chunks by band.
   const int a1_chunks = k1 / o.ka, b1_cols = ceil_div(n, o.wb);
@@ -337,7 +490,9 @@ Schedule build_schedule(const Options& o) {
   const int a2_chunks = ceil_div(rest, o.ka2), b2_chunks = ceil_div(rest, o.kb2);
   const int fa1 = 0, fb1 = fa1 + a1_chunks, fa2 = fb1 + b1_cols * o.slabs, fb2 = fa2 + bands_m * a2_chunks;
   sc.flag_count = fb2 + bands_n * b2_chunks;
-  sc.one_unit_per_tile = o.slabs == 0;
+  sc.one_unit_per_tile = o.slabs == 0 && o.split == 1;
+  // Phase 2's parts: whole stages of 64 deep, none empty.
+  const int part = ceil_div(ceil_div(rest, o.split), 64) * 64, parts = ceil_div(rest, part);
 
   // Phase 1.
   for (int s = 0; s < o.slabs; ++s) {
@@ -348,8 +503,8 @@ Schedule build_schedule(const Options& o) {
     }
     for (int c = 0; c < b1_cols; ++c) {
       b_pieces.push_back({s * o.ks, o.ks, c * o.wb, std::min(o.wb, n - c * o.wb), fb1 + c * o.slabs + s, false});
-      for (int n0 = c * o.wb; n0 < std::min(n, (c + 1) * o.wb); n0 += Shape::bn)
-        for (int m0 = 0; m0 < n; m0 += Shape::bm)
+      for (int n0 = c * o.wb; n0 < std::min(n, (c + 1) * o.wb); n0 += o.bn)
+        for (int m0 = 0; m0 < n; m0 += o.bm)
           sc.units.push_back({m0, n0, s * o.ks, (s + 1) * o.ks, fa1 + s * o.ks / o.ka, o.ka,
                               fb1 + c * o.slabs + s, o.ks, tile_of(m0, n0), s, -1, 0});
     }
@@ -374,18 +529,31 @@ Schedule build_schedule(const Options& o) {
       for (int j = 0; j < b2_chunks; ++j)
         b_chunks.push_back({k1 + j * o.kb2, std::min(o.kb2, n - k1 - j * o.kb2), c0, cols, fb2 + J * b2_chunks + j, false});
     }
-    const auto merged = interleave(a_chunks, b_chunks);
-    sc.uploads.insert(sc.uploads.end(), merged.begin(), merged.end());
-    int tiles = 0;
-    for (int n0 = c0; n0 < c0 + cols; n0 += Shape::bn)
-      for (int m0 = r0; m0 < r0 + rows; m0 += Shape::bm, ++tiles)
-        sc.units.push_back({m0, n0, k1, n, fa2 + I * a2_chunks, o.ka2, fb2 + J * b2_chunks, o.kb2, tile_of(m0, n0),
-                            o.slabs, int(ri), 1});
-    sc.tiles_in_region.push_back(tiles);
+    if (o.b_first) {
+      sc.uploads.insert(sc.uploads.end(), b_chunks.begin(), b_chunks.end());
+      sc.uploads.insert(sc.uploads.end(), a_chunks.begin(), a_chunks.end());
+    } else {
+      const auto merged = interleave(a_chunks, b_chunks);
+      sc.uploads.insert(sc.uploads.end(), merged.begin(), merged.end());
+    }
+    // The rest of k in `parts` units a tile (--split), part by part.
+    for (int p = 0; p < parts; ++p) {
+      const int kp0 = k1 + p * part, kp1 = std::min(n, kp0 + part);
+      const int ao = (kp0 - k1) % o.ka2, bo = (kp0 - k1) % o.kb2;
+      for (int n0 = c0; n0 < c0 + cols; n0 += o.bn)
+        for (int m0 = r0; m0 < r0 + rows; m0 += o.bm) {
+          Unit u{m0, n0, kp0, kp1, fa2 + I * a2_chunks + (kp0 - k1) / o.ka2, o.ka2, fb2 + J * b2_chunks + (kp0 - k1) / o.kb2,
+                 o.kb2, tile_of(m0, n0), o.slabs + p, int(ri), p == parts - 1 ? 1 : 0};
+          u.a_off = ao;
+          u.b_off = bo;
+          sc.units.push_back(u);
+        }
+    }
+    sc.tiles_in_region.push_back(ceil_div(rows, o.bm) * ceil_div(cols, o.bn));
   }
   if (o.grouped) {  // the plain kernel's order: groups of 8 row tiles, column by column in a group
     auto key = [&](const Unit& u) {
-      const int gi = u.m0 / Shape::bm / 8;
+      const int gi = u.m0 / o.bm / 8;
       return std::make_tuple(u.seq, gi, u.n0, u.m0);
     };
     std::stable_sort(sc.units.begin(), sc.units.end(), [&](const Unit& x, const Unit& y) { return key(x) < key(y); });
@@ -406,7 +574,7 @@ Schedule build_schedule(const Options& o) {
 // band's chunks are consecutive along k.
 Schedule build_mixed_schedule(const Options& o) {
   Schedule sc;
-  const int n = o.n, tm = ceil_div(n, Shape::bm), tn = ceil_div(n, Shape::bn);
+  const int n = o.n, tm = ceil_div(n, o.bm), tn = ceil_div(n, o.bn);
   const int bands_m = ceil_div(n, o.r), bands_n = ceil_div(n, o.w), steps = ceil_div(n, o.ks);
   sc.tile_count = tm * tn;
   std::vector<std::vector<int>> a_flag(bands_m, std::vector<int>(steps, -1)), b_flag(bands_n, std::vector<int>(steps, -1));
@@ -417,9 +585,9 @@ Schedule build_mixed_schedule(const Options& o) {
   auto rows_of = [&](int I) { return std::min(o.r, n - I * o.r); };
   auto cols_of = [&](int J) { return std::min(o.w, n - J * o.w); };
   auto add_units = [&](int I, int J, int s0, int s1, int region) {  // the region's tiles over steps [s0, s1)
-    for (int n0 = J * o.w; n0 < J * o.w + cols_of(J); n0 += Shape::bn)
-      for (int m0 = I * o.r; m0 < I * o.r + rows_of(I); m0 += Shape::bm) {
-        const int tile = (m0 / Shape::bm) * tn + n0 / Shape::bn;
+    for (int n0 = J * o.w; n0 < J * o.w + cols_of(J); n0 += o.bn)
+      for (int m0 = I * o.r; m0 < I * o.r + rows_of(I); m0 += o.bm) {
+        const int tile = (m0 / o.bm) * tn + n0 / o.bn;
         sc.units.push_back({m0, n0, s0 * o.ks, std::min(n, s1 * o.ks), a_flag[I][s0], o.ks, b_flag[J][s0], o.ks, tile,
                             seq[tile]++, region, region >= 0 ? 1 : 0});
       }
@@ -427,7 +595,7 @@ Schedule build_mixed_schedule(const Options& o) {
   auto complete_region = [&](int I, int J, int s) {
     region_id[I][J] = int(sc.regions.size());
     sc.regions.emplace_back(I, J);
-    sc.tiles_in_region.push_back(ceil_div(rows_of(I), Shape::bm) * ceil_div(cols_of(J), Shape::bn));
+    sc.tiles_in_region.push_back(ceil_div(rows_of(I), o.bm) * ceil_div(cols_of(J), o.bn));
     if (s < steps) add_units(I, J, s, steps, region_id[I][J]);
   };
   int s = 0;
@@ -513,6 +681,7 @@ double time_ms(cudaStream_t stream, F&& work) {
 // order, so that its DMA is one contiguous copy; the issuing thread issues
 // a packed piece's copy once it is packed. Staging is sized for all the
 // pieces at once (a probe; a library would cycle slots).
+template <class T>
 class Packer {
  public:
   Packer(const std::vector<Piece>& pieces, int n, int threads) : pieces_(pieces), n_(n), threads_(threads) {
@@ -569,6 +738,7 @@ class Packer {
   std::vector<std::thread> workers_;
 };
 
+template <class T>
 void copy_piece(const Piece& p, T* dev, const T* host, int n, cudaStream_t stream) {
   const std::size_t off = std::size_t(p.r0) + std::size_t(p.c0) * n;
   check(cudaMemcpy2DAsync(dev + off, std::size_t(n) * sizeof(T), host + off, std::size_t(n) * sizeof(T),
@@ -576,11 +746,8 @@ void copy_piece(const Piece& p, T* dev, const T* host, int n, cudaStream_t strea
         "upload of a piece");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  probe::name = "egpu-streamed-probe";
-  const Options o = parse(argc, argv);
+template <class T>
+int run_probe(const Options& o) {
   const auto write_value = probe::driver_entry<probe::StreamValue32>("cuStreamWriteValue32");
   const auto wait_value = probe::driver_entry<probe::StreamValue32>("cuStreamWaitValue32");
   const Schedule sc = o.between >= 0 ? build_mixed_schedule(o) : build_schedule(o);
@@ -612,20 +779,19 @@ int main(int argc, char** argv) {
 
   cudaStream_t up, run, down, aux;
   for (auto* st : {&up, &run, &down, &aux}) check(cudaStreamCreateWithFlags(st, cudaStreamNonBlocking), "stream");
-  for (auto* fn : {&streamed_product<true>, &streamed_product<false>, &streamed_product<false, false>,
-                   &streamed_product<false, true, false>, &streamed_product<false, false, false>})
-    check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::smem_bytes),
-          "cudaFuncSetAttribute");
+  using K = Kernels<T>;
+  K::setup();
+  for (int v = 0; v < 5; ++v)
+    check(cudaFuncSetAttribute(K::streamed(v), cudaFuncAttributeMaxDynamicSharedMemorySize, K::smem), "cudaFuncSetAttribute");
   int per_sm = 0, sms = 0, dev = 0;
   check(cudaGetDevice(&dev), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "attribute");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, streamed_product<true>, Shape::threads, Traits::smem_bytes),
-        "occupancy");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, K::streamed(0), K::threads, K::smem), "occupancy");
   const int grid = per_sm * sms;
 
-  std::unique_ptr<Packer> packer;
-  if (o.pack_threads > 0) packer = std::make_unique<Packer>(sc.uploads, n, o.pack_threads);
-  StreamArgs args{da, db, dc, n, dunits, int(sc.units.size()), next, flags, tile_done,
+  std::unique_ptr<Packer<T>> packer;
+  if (o.pack_threads > 0) packer = std::make_unique<Packer<T>>(sc.uploads, n, o.pack_threads);
+  StreamArgs<T> args{da, db, dc, n, dunits, int(sc.units.size()), next, flags, tile_done,
                   region_done, failed, 0, static_cast<unsigned long long>(o.timeout_ms * 1e6), o.warp_polls};
   // variant: 0 the streamed kernel, 1 without the waits, 2 also without
   // the dispenser, 3 without the signals, 4 without either.
@@ -633,10 +799,7 @@ int main(int argc, char** argv) {
     args.epoch = epoch;
     check(cudaMemsetAsync(next, 0, sizeof(unsigned int), run), "reset of the dispenser");
     check(cudaMemsetAsync(tile_done, 0, sc.tile_count * sizeof(unsigned int), run), "reset of the tile counts");
-    const auto fn = variant == 0 ? &streamed_product<true> : variant == 1 ? &streamed_product<false>
-                  : variant == 2 ? &streamed_product<false, false> : variant == 3 ? &streamed_product<false, true, false>
-                  : &streamed_product<false, false, false>;
-    fn<<<grid, Shape::threads, Traits::smem_bytes, run>>>(args);
+    K::streamed(variant)<<<grid, K::threads, K::smem, run>>>(args);
     check(cudaGetLastError(), "launch of streamed_product");
   };
   auto failed_now = [&] {
@@ -649,20 +812,9 @@ int main(int argc, char** argv) {
   // resident data.
   std::vector<double> t_up, t_down, t_both, t_own, t_cublas, t_kernel_resident, t_kernel_nowait, t_plain, t_plain_looping, t_call;
   std::vector<double> t_variant[3], t_up_end, t_run_end;
-  kk::kernel::MmaParams<T> plain{};
-  plain.m = plain.n = plain.k = n;
-  plain.a = da; plain.lda = n; plain.b = db; plain.ldb = n; plain.c = dc; plain.ldc = n;  // C is poisoned again before each streamed call
-  plain.k_slice = n; plain.c_slice = 0; plain.alpha = 1; plain.beta = 0; plain.beta_is_zero = true;
-  plain.a_vec = plain.b_vec = true;
-  plain.m_tiles = (n + Shape::bm - 1) / Shape::bm;
-  plain.n_tiles = (n + Shape::bn - 1) / Shape::bn;
-  check(cudaFuncSetAttribute(kk::kernel::gemm_mma_kernel<T, kk::TensorLargeTag, kk::MathMode::exact, false, true>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::smem_bytes),
-        "cudaFuncSetAttribute");
   cublasHandle_t handle;
   check(cublasCreate(&handle), "cublasCreate");
   check(cublasSetStream(handle, run), "cublasSetStream");
-  const T one = 1, zero = 0;
   unsigned int epoch = 0;
   for (int rep = 0; rep < o.repeats + 1; ++rep) {
     t_up.push_back(time_ms(up, [&] {
@@ -688,7 +840,7 @@ int main(int argc, char** argv) {
     g.alpha = 1; g.beta = 0;
     t_own.push_back(time_ms(run, [&] { kk::gemm_tiled<T>(g, run); }));
     t_cublas.push_back(time_ms(run, [&] {
-      check(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, da, n, db, n, &zero, dref, n), "cublasDgemm");
+      check(K::gemm(handle, n, da, db, dref), "cuBLAS GEMM");
     }));
     // The streamed kernel on resident operands: every flag already set.
     ++epoch;
@@ -709,10 +861,7 @@ int main(int argc, char** argv) {
     // resident blocks looping over the tiles.
     for (int persistent = 0; persistent < 2; ++persistent)
       (persistent ? t_plain_looping : t_plain).push_back(time_ms(run, [&] {
-        const unsigned int blocks = persistent ? unsigned(grid) : unsigned(plain.m_tiles * plain.n_tiles);
-        kk::kernel::gemm_mma_kernel<T, kk::TensorLargeTag, kk::MathMode::exact, false, true>
-            <<<blocks, Shape::threads, Traits::smem_bytes, run>>>(plain);
-        check(cudaGetLastError(), "launch of gemm_mma_kernel");
+        K::plain(da, db, dc, n, persistent ? unsigned(grid) : 0u, run);  // C is poisoned again before the streamed call
       }));
     check(cudaStreamSynchronize(run), "resident run");
     if (failed_now()) {
@@ -799,8 +948,8 @@ int main(int argc, char** argv) {
   double worst = 0, scale = 0;
   std::size_t bad = 0;
   for (std::size_t i = 0; i < elems; ++i) {
-    scale = std::max(scale, std::abs(ref[i]));
-    const double d = std::abs(hc[i] - ref[i]);
+    scale = std::max(scale, double(std::abs(ref[i])));
+    const double d = std::abs(double(hc[i]) - double(ref[i]));
     if (!(d <= 1e300)) ++bad;  // NaN: not written
     else worst = std::max(worst, d);
   }
@@ -812,11 +961,12 @@ int main(int argc, char** argv) {
   const double own_ms = median(t_own), cublas_ms = median(t_cublas), call_ms = median(t_call);
   const double floor_own = std::max({own_ms, up_ms, down_ms, both_ms});
   const double floor_cublas = std::max({cublas_ms, up_ms, down_ms, both_ms});
-  std::printf("N %d double, %zu units, %zu uploads, %zu regions, grid %d (%d per SM)\n", n, sc.units.size(),
+  std::printf("N %d %s, %zu units, %zu uploads, %zu regions, grid %d (%d per SM)\n", n,
+              sizeof(T) == 4 ? "float" : "double", sc.units.size(),
               sc.uploads.size(), sc.regions.size(), grid, per_sm);
-  std::printf("options: ks %d slabs %d ka %d wb %d r %d w %d ka2 %d kb2 %d%s%s pack %d between %d\n", o.ks, o.slabs,
-              o.ka, o.wb, o.r, o.w, o.ka2, o.kb2, o.warp_polls ? " warp-polls" : "", o.grouped ? " grouped" : "",
-              o.pack_threads, o.between);
+  std::printf("options: ks %d slabs %d ka %d wb %d r %d w %d ka2 %d kb2 %d%s%s pack %d between %d split %d%s\n", o.ks,
+              o.slabs, o.ka, o.wb, o.r, o.w, o.ka2, o.kb2, o.warp_polls ? " warp-polls" : "", o.grouped ? " grouped" : "",
+              o.pack_threads, o.between, o.split, o.b_first ? " b-first" : "");
   std::printf("A+B up %.3f ms (%.1f GB/s), C down %.3f ms (%.1f GB/s), all three both ways %.3f ms\n", up_ms,
               2 * bytes / up_ms / 1e6, down_ms, bytes / down_ms / 1e6, both_ms);
   std::printf("device GEMM: own %.3f ms (%.1f Tflop/s), cuBLAS %.3f ms; streamed kernel on resident data %.3f ms "
@@ -835,5 +985,14 @@ int main(int argc, char** argv) {
               "the downloads at %.3f ms\n", median(t_up_end), 2 * bytes / median(t_up_end) / 1e6, median(t_run_end), call_ms);
   std::printf("check against cuBLAS: max |diff| / max |C| = %.2e, %zu elements not written\n", rel, bad);
   for (auto* v : {&ha, &hb, &hc}) check(cudaHostUnregister(v->data()), "cudaHostUnregister");
-  return (bad == 0 && rel < 1e-12) ? 0 : 1;
+  // Both sum k products in their own order: float's rounding grows with k.
+  return (bad == 0 && rel < (sizeof(T) == 4 ? 1e-4 : 1e-12)) ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  probe::name = "egpu-streamed-probe";
+  const Options o = parse(argc, argv);
+  return o.single ? run_probe<float>(o) : run_probe<double>(o);
 }
