@@ -104,7 +104,7 @@ void run(detail::ElementwiseProgram program, MatrixDesc out_desc, ScalarKind out
   Trace trace;
   const DrainOnExit drain{streams};
   Writer<T> writer(ctx, streams.down, c_buffer.as<T>(), c_slot_elems, target.out(),
-                   !target.held() && is_pinned(dst), c_free, defer_downloads, threads, trace);
+                   !target.held() && is_pinned(dst), c_free, defer_downloads, threads, trace, downloads_in(plan));
   backend::ElementwiseLauncher launcher(program, out_scalar, ctx);
 
   StagingRing ring{&ctx.up_ring()};
@@ -212,7 +212,7 @@ void run_reduction(detail::ElementwiseProgram program, detail::Reduction reducti
                                       cudaMemcpyDeviceToHost, stream),
                       "reduction: copying the results");
   maybe_fail();
-  for (cudaStream_t s : streams.all) runtime::cuda_check(cudaStreamSynchronize(s), "reduction pipeline");
+  streams.synchronize("reduction pipeline");
   trace.flush();
 }
 

@@ -223,7 +223,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   Trace trace;
   const DrainOnExit drain{streams};
   Writer<T> writer(ctx, streams.down, c_buffer.as<T>(), c_slot_elems, target.out(), c_pinned && !target.held(), c_free,
-                   defer_downloads, threads, trace);
+                   defer_downloads, threads, trace, downloads_in(plan));
 
   StagingRing ring{&ctx.up_ring()};
   const T one = scalar_from<T>(1.0);

@@ -129,19 +129,30 @@ struct Streams {
     else if (count == 2) compute = {all[1]};
     else compute.assign(all.begin() + 2, all.end());
   }
+  // Waits for everything queued: the end of a call, whose errors surface
+  // here (`what`: the call).
+  void synchronize(const char* what) const {
+    for (cudaStream_t s : all) runtime::cuda_check(cudaStreamSynchronize(s), what);
+    drained = true;
+  }
   // Waits for everything queued, e.g. before buffers are freed. Errors are
   // reported by the caller's own checks; on unwinding there is nothing more
   // to do with them.
   void synchronize_quietly() const {
     for (cudaStream_t s : all) (void)cudaStreamSynchronize(s);
   }
+  // Set by synchronize(): nothing is queued any more.
+  mutable bool drained = false;
 };
 
 // Declared after the call's buffers and before its writer: on any exit the
-// writer stops first, then every stream drains before the buffers are freed.
+// writer stops first, then every stream drains before the buffers are freed
+// (on the normal path the call's end has drained them already).
 struct DrainOnExit {
   const Streams& streams;
-  ~DrainOnExit() { streams.synchronize_quietly(); }
+  ~DrainOnExit() {
+    if (!streams.drained) streams.synchronize_quietly();
+  }
 };
 
 // Every stream of the call starts after the work queued on `up` so far (the
@@ -150,6 +161,13 @@ inline void start_after_up(const Streams& streams, Events& events) {
   const cudaEvent_t allocated = events.make();
   record(allocated, streams.up);
   for (cudaStream_t s : streams.all) wait(s, allocated);
+}
+
+// How many tiles a plan (a product's or a coefficient-wise one's) brings down.
+template <class Plan>
+std::size_t downloads_in(const Plan& plan) {
+  return static_cast<std::size_t>(
+      std::count_if(plan.ops.begin(), plan.ops.end(), [](const Op& op) { return op.kind == OpKind::download_c; }));
 }
 
 // Streams for one call: options.streams, else from the device's copy engines.
@@ -167,6 +185,13 @@ inline std::string region(const char* what, std::int64_t r0, std::int64_t r, std
 // result slot is free again. A writer that defers holds every job until
 // finish(), which first waits for the kernels: an accumulating call writes
 // nothing unless all of them succeeded.
+//
+// Where every download goes by DMA straight into place (downloads_direct),
+// queueing one never blocks, and the calling thread queues it itself, in
+// plan order; so too where the call has one download, which nothing else
+// follows: no hand-over to the task thread and back, which cost a small
+// call 40-50 microseconds (waking the thread, waiting for it in finish()
+// and when it stops).
 template <class T>
 class Writer {
  public:
@@ -176,9 +201,10 @@ class Writer {
     DenseShape shape;   // how the tile lies in its slot
   };
 
+  // downloads: how many jobs the call will push.
   Writer(runtime::Context& ctx, cudaStream_t stream, const T* c_slots, std::size_t c_slot_elems,
          const HostMatrix<T>& out, bool out_pinned, std::vector<cudaEvent_t> slot_free, bool defer, int threads,
-         Trace& trace)
+         Trace& trace, std::size_t downloads)
       : m_ctx(ctx),
         m_stream(stream),
         m_c(c_slots),
@@ -193,7 +219,9 @@ class Writer {
         m_trace(trace),
         m_ring{&ctx.down_ring()},
         m_downloads(m_ring, stream, threads),
-        m_runner(TaskThread::acquire()) {
+        m_inline(downloads <= 1 || downloads_direct(out, out_pinned)),
+        m_runner(m_inline ? nullptr : TaskThread::acquire()) {
+    if (m_inline) return;
     if (m_runner)
       m_runner->start([this] { loop(); });
     else
@@ -203,6 +231,7 @@ class Writer {
   // Stops after the job in hand: jobs still queued are dropped (on the
   // normal path finish() has already run them all).
   ~Writer() {
+    if (m_inline) return;
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_closed = true;
@@ -220,6 +249,7 @@ class Writer {
       m_deferred.push_back(job);
       return;
     }
+    if (m_inline) return run(job);
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_jobs.push_back(job);
@@ -250,6 +280,11 @@ class Writer {
       maybe_fail();
       m_defer = false;
       for (const Job& job : m_deferred) push(job);
+    }
+    if (m_inline) {
+      while (m_downloads.unpack_one()) {
+      }
+      return;
     }
     std::unique_lock<std::mutex> lock(m_mutex);
     m_changed.wait(lock, [&] { return m_error || (m_jobs.empty() && !m_busy); });
@@ -328,12 +363,13 @@ class Writer {
   int m_threads;
   Trace& m_trace;
   StagingRing m_ring;
-  ChunkedDownloads<T> m_downloads;  // the writer thread's alone
+  ChunkedDownloads<T> m_downloads;  // the writer's alone (its thread's, or the calling thread's inline)
   std::mutex m_mutex;
   std::condition_variable m_changed;
   std::deque<Job> m_jobs;
   bool m_busy = false, m_closed = false;
   std::exception_ptr m_error;
+  bool m_inline;         // the calling thread queues the downloads (no thread)
   TaskThread* m_runner;  // the calling thread's task thread, or nullptr: m_thread
   std::thread m_thread;
 };
@@ -378,7 +414,7 @@ template <class T>
 void finish_call(Writer<T>& writer, const Streams& streams, const ResultTarget<T>& target, int threads, Trace& trace,
                  const char* what) {
   writer.finish(streams.compute);
-  for (cudaStream_t s : streams.all) runtime::cuda_check(cudaStreamSynchronize(s), what);
+  streams.synchronize(what);
   target.commit(threads);
   trace.flush();
 }

@@ -21,6 +21,14 @@ namespace egpu::executor {
 template <class T>
 bool is_pinned(const HostMatrix<T>& m);
 
+// Whether every column-major tile of m goes down by DMA straight into
+// place (ChunkedDownloads::queue): m pinned, its columns contiguous runs at
+// least a column apart.
+template <class T>
+bool downloads_direct(const HostMatrix<T>& m, bool pinned) {
+  return pinned && m.row_stride == 1 && (m.cols <= 1 || m.col_stride >= m.rows);
+}
+
 // A ring of pinned slots used in turn.
 struct StagingRing {
   std::vector<runtime::StagingSlot>* slots = nullptr;

@@ -11,6 +11,8 @@
 //  - pageable against pinned (egpu::pin) operands and destinations;
 //  - streams 1..4 and staging_threads 1 / 3: the same results (bit for bit
 //    with the own kernel);
+//  - downloads queued by the calling thread (page-locked destinations
+//    reached by DMA directly, calls of one tile) and by the writer thread;
 //  - injected failures (egpu::detail::inject_failure_after): a failing
 //    `+=` / `-=` throws egpu::error and leaves C bit-identical, device
 //    memory in use returns to its level, pinned memory held does not grow;
@@ -629,6 +631,51 @@ BOOST_AUTO_TEST_CASE(pinned_operands_and_destinations) {
   // All three page-locked, in core: A (8.5 MiB) goes up in two parts of k
   // for the first of three narrow panels.
   pinned_against_pageable<float>(1600, 600, 1400);
+}
+
+// The calling thread queues a call's downloads itself where each goes by
+// DMA straight into a page-locked destination, or where the call has one
+// tile; otherwise the writer thread does. Each way, into poisoned
+// destinations, with the elements between a strided Map's untouched:
+// - page-locked, columns contiguous, many tiles (the caller);
+// - page-locked Map with an inner stride of 2, many tiles (the writer
+//   thread, through the staging ring) and one tile (the caller, through
+//   the ring);
+// - pageable, one tile larger than the staging ring (4 x 16 MiB): the
+//   caller queues its chunks and unpacks the oldest when the ring is full,
+//   then the rest at the end;
+// - pageable, many tiles (the writer thread).
+template <class S> void downloads_each_way(Index m, Index n, Index k, std::int64_t panel, bool pinned, bool strided) {
+  Problem<S> p(m, n, k);
+  for (egpu::Backend backend : kBackends) {
+    Config config{"panel " + std::to_string(panel), 0, panel, 0};
+    const egpu::Options opt = p.options(config, backend);
+    const std::string what = p.text() + " " + backend_name(backend) + " " + config.name +
+                             (pinned ? " page-locked" : " pageable") + (strided ? " inner stride 2" : "");
+    Mat<S> store(strided ? 2 * p.m : p.m, p.n);
+    fill_random(store);
+    egpu::PinGuard guard;
+    if (pinned) guard = egpu::pin(store);
+    using Strided = Eigen::Map<Mat<S>, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
+    Strided c(store.data(), p.m, p.n, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(store.rows(), strided ? 2 : 1));
+    poison(c);
+    const Mat<S> before = store;
+    c.noalias() = egpu::gpu(p.a * p.b, opt);
+    check(p, c, Form::noalias_assign, S(1), Mat<S>(), what + " noalias() =");
+    bool untouched = true;
+    for (Index j = 0; strided && j < p.n; ++j)
+      for (Index i = 1; i < store.rows(); i += 2)
+        untouched = untouched && std::memcmp(&store(i, j), &before(i, j), sizeof(S)) == 0;
+    BOOST_TEST(untouched, what << ": wrote between the strided destination's elements");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(downloads_queued_by_the_caller_or_the_writer_thread) {
+  downloads_each_way<float>(700, 650, 300, 256, true, false);
+  downloads_each_way<double>(600, 500, 200, 256, true, true);
+  downloads_each_way<std::complex<float>>(300, 200, 100, 0, true, true);
+  downloads_each_way<double>(3000, 3000, 4, 3000, false, false);
+  downloads_each_way<float>(900, 700, 300, 256, false, false);
 }
 
 BOOST_AUTO_TEST_CASE(streams_and_staging_threads_give_the_same_results) {
