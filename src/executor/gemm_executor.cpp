@@ -162,7 +162,6 @@ std::size_t allocated_bytes(const planner::PipelinePlan& plan, const TileEpilogu
 template <class T>
 planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue* epilogue, const Options& options,
                                          bool staged) {
-  const std::size_t budget = runtime::device_budget(options.device_memory_limit);
   planner::GemmProblem problem;
   problem.m = p.c.rows;
   problem.n = p.c.cols;
@@ -174,16 +173,34 @@ planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue
   problem.a_runs_along_m = natural_layout(p.a) == Layout::col_major;
   problem.b_runs_along_k = natural_layout(p.b) == Layout::col_major;
   if (epilogue) problem.tile_leaves = epilogue->tile_leaves();
-  double target = static_cast<double>(budget);
-  for (int attempt = 0;; ++attempt) {
-    planner::PipelinePlan plan = planner::plan_pipeline(
-        problem, {static_cast<std::int64_t>(target), options.panel, options.k_panel, options.k_rounds});
-    const std::size_t bytes = allocated_bytes<T>(plan, epilogue);
-    if (bytes <= budget) return plan;
-    if (attempt == 8)
-      throw egpu::error("device memory budget of " + std::to_string(budget) + " bytes is too small for this product");
-    target *= 0.98 * static_cast<double>(budget) / static_cast<double>(bytes);
+  auto plan_for = [&](std::size_t budget) {
+    double target = static_cast<double>(budget);
+    for (int attempt = 0;; ++attempt) {
+      planner::PipelinePlan plan = planner::plan_pipeline(
+          problem, {static_cast<std::int64_t>(target), options.panel, options.k_panel, options.k_rounds});
+      const std::size_t bytes = allocated_bytes<T>(plan, epilogue);
+      if (bytes <= budget) return plan;
+      if (attempt == 8)
+        throw egpu::error("device memory budget of " + std::to_string(budget) + " bytes is too small for this product");
+      target *= 0.98 * static_cast<double>(budget) / static_cast<double>(bytes);
+    }
+  };
+  // Measuring the budget (cudaMemGetInfo) costs a call about 8 us. The
+  // thread's last measurement stands for a plan that holds the whole
+  // product in at most half of it, which more memory would not change,
+  // and whose buffers the device's pool already holds unused, so that the
+  // call takes nothing new from the device.
+  // (A budget too small for any plan is measured again.)
+  const std::size_t last = runtime::thread_context().measured_budget();
+  if (options.device_memory_limit == 0 && last > 0) {
+    try {
+      planner::PipelinePlan plan = plan_for(last);
+      const std::size_t bytes = allocated_bytes<T>(plan, epilogue);
+      if (plan.in_core && 2 * bytes <= last && bytes <= runtime::pool_idle_bytes()) return plan;
+    } catch (const egpu::error&) {
+    }
   }
+  return plan_for(runtime::device_budget(options.device_memory_limit));
 }
 
 template <class T>

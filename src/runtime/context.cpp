@@ -1,6 +1,7 @@
 #include "runtime/context.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -67,22 +68,35 @@ Context& thread_context() {
   return *context;
 }
 
-std::size_t device_budget(std::size_t limit) {
-  if (limit != 0) return limit;
-  std::size_t free_bytes = 0, total_bytes = 0;
-  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  // Memory the stream-ordered pool keeps from earlier calls counts as used
-  // for the driver but is ours to hand out again.
+namespace {
+std::atomic<std::size_t> g_budget_measurements{0};
+}  // namespace
+
+std::size_t budget_measurements() { return g_budget_measurements.load(); }
+
+std::size_t pool_idle_bytes() {
   cudaMemPool_t pool = nullptr;
   cuda_check(cudaDeviceGetMemPool(&pool, thread_context().device()), "cudaDeviceGetMemPool");
   std::uint64_t reserved = 0, used = 0;
   cuda_check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved),
              "cudaMemPoolGetAttribute(reserved)");
   cuda_check(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), "cudaMemPoolGetAttribute(used)");
-  free_bytes += static_cast<std::size_t>(reserved - used);
+  return reserved > used ? static_cast<std::size_t>(reserved - used) : 0;
+}
+
+std::size_t device_budget(std::size_t limit) {
+  if (limit != 0) return limit;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  ++g_budget_measurements;
+  // Memory the stream-ordered pool keeps from earlier calls counts as used
+  // for the driver but is ours to hand out again.
+  free_bytes += pool_idle_bytes();
   // Leave room for cuBLAS workspaces, other streams and fragmentation.
   const std::size_t reserve = std::max<std::size_t>(std::size_t(512) << 20, free_bytes / 20);
-  return free_bytes > reserve ? free_bytes - reserve : 0;
+  const std::size_t budget = free_bytes > reserve ? free_bytes - reserve : 0;
+  thread_context().set_measured_budget(budget);
+  return budget;
 }
 
 }  // namespace egpu::runtime

@@ -45,6 +45,9 @@ class Context {
   std::vector<StagingSlot>& down_ring() { return ring(m_down); }
   // What the thread has queued on stream(0) without waiting (DeviceMatrix work).
   QueuedWork& queued() { return m_queued; }
+  // The budget device_budget last measured on this thread (0: none yet).
+  std::size_t measured_budget() const { return m_measured_budget; }
+  void set_measured_budget(std::size_t bytes) { m_measured_budget = bytes; }
 
  private:
   std::vector<StagingSlot>& ring(std::vector<StagingSlot>& slots);
@@ -53,6 +56,7 @@ class Context {
   cublasHandle_t m_cublas = nullptr;
   std::vector<StagingSlot> m_up, m_down;
   QueuedWork m_queued;
+  std::size_t m_measured_budget = 0;
 };
 
 // The calling thread's context on the selected device (made current).
@@ -60,8 +64,16 @@ class Context {
 Context& thread_context();
 
 // Device memory one call may use: the limit when given, else most of what
-// the device has free now.
+// the device has free now (measured: cudaMemGetInfo, about 8 us a call on
+// an H200; the thread's context keeps the figure).
 std::size_t device_budget(std::size_t limit);
+
+// Device memory the stream-ordered pool holds that no buffer uses: buffers
+// that fit there take nothing new from the device.
+std::size_t pool_idle_bytes();
+
+// How often device_budget has measured (egpu::detail::budget_measurements).
+std::size_t budget_measurements();
 
 // Throws egpu::error naming `what` when a cuBLAS call failed.
 void cublas_check(cublasStatus_t status, const char* what);

@@ -23,4 +23,6 @@ std::size_t device_bytes_in_use() {
 
 std::size_t pinned_bytes_held() { return runtime::pinned_pool_bytes(); }
 
+std::size_t budget_measurements() { return runtime::budget_measurements(); }
+
 }  // namespace egpu::detail

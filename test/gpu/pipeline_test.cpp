@@ -13,6 +13,7 @@
 //    with the own kernel);
 //  - downloads queued by the calling thread (page-locked destinations
 //    reached by DMA directly, calls of one tile) and by the writer thread;
+//  - the device's free memory measured once for repeated in-core calls;
 //  - injected failures (egpu::detail::inject_failure_after): a failing
 //    `+=` / `-=` throws egpu::error and leaves C bit-identical, device
 //    memory in use returns to its level, pinned memory held does not grow;
@@ -641,7 +642,7 @@ BOOST_AUTO_TEST_CASE(pinned_operands_and_destinations) {
 // - page-locked Map with an inner stride of 2, many tiles (the writer
 //   thread, through the staging ring) and one tile (the caller, through
 //   the ring);
-// - pageable, one tile larger than the staging ring (4 x 16 MiB): the
+// - pageable, one tile larger than the staging ring (8 x 8 MiB): the
 //   caller queues its chunks and unpacks the oldest when the ring is full,
 //   then the rest at the end;
 // - pageable, many tiles (the writer thread).
@@ -676,6 +677,41 @@ BOOST_AUTO_TEST_CASE(downloads_queued_by_the_caller_or_the_writer_thread) {
   downloads_each_way<std::complex<float>>(300, 200, 100, 0, true, true);
   downloads_each_way<double>(3000, 3000, 4, 3000, false, false);
   downloads_each_way<float>(900, 700, 300, 256, false, false);
+}
+
+// A call measures the device's free memory for its budget (cudaMemGetInfo,
+// about 8 us) only when its thread has no measurement yet, or when the last
+// one might not hold its plan: the repeated in-core call plans within the
+// budget measured before, its buffers back in the device's pool. A call
+// with a memory limit plans within the limit. Run on a thread of its own,
+// whose context starts without a measurement.
+BOOST_AUTO_TEST_CASE(the_budget_is_measured_once_for_repeated_calls) {
+  // Inputs made here (the generator is not thread safe); the thread's
+  // results checked here after it ends.
+  Problem<float> p(500, 400, 300);
+  const egpu::Options opt = p.options(tilings()[0], egpu::Backend::own);
+  const egpu::Options limited = p.options(tilings()[2], egpu::Backend::own);
+  std::vector<Mat<float>> results(4, Mat<float>(p.m, p.n));
+  std::vector<std::size_t> measured(4, 0);
+  std::string failure;
+  std::thread([&] {
+    try {
+      const std::size_t before = egpu::detail::budget_measurements();
+      for (std::size_t call = 0; call < results.size(); ++call) {
+        poison(results[call]);
+        results[call].noalias() = egpu::gpu(p.a * p.b, call < 3 ? opt : limited);
+        measured[call] = egpu::detail::budget_measurements() - before;
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }).join();
+  BOOST_TEST_REQUIRE(failure.empty(), "the thread's calls threw: " << failure);
+  for (std::size_t call = 0; call < results.size(); ++call) {
+    const std::string what = call < 3 ? "in core, call " + std::to_string(call) : std::string("with a memory limit");
+    check(p, results[call], Form::noalias_assign, 1.0f, Mat<float>(), what);
+    BOOST_TEST(measured[call] == 1u, what << ": the budget measured " << measured[call] << " times by then, not once");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(streams_and_staging_threads_give_the_same_results) {

@@ -27,4 +27,8 @@ std::size_t pinned_bytes_held();
 // detail::gemm call that got past its checks, from any thread).
 std::size_t products_run_on_gpu();
 
+// How often the library has measured the device's free memory for a
+// call's budget (cudaMemGetInfo) in this process, from any thread.
+std::size_t budget_measurements();
+
 }  // namespace egpu::detail
