@@ -264,6 +264,10 @@ class Writer {
     const auto s = static_cast<std::size_t>(slot);
     if (m_claimed[s] > 0) {
       std::unique_lock<std::mutex> lock(m_mutex);
+      // Plans queue a tile's download before the slot's next tile: queued
+      // inline, it is issued already, and no thread would issue it later.
+      if (m_inline && m_downloads_issued[s] < m_claimed[s])
+        throw egpu::error("pipeline: a result slot reused before its tile's download was queued");
       m_changed.wait(lock, [&] { return m_error || m_downloads_issued[s] >= m_claimed[s]; });
       if (m_error) std::rethrow_exception(m_error);
       wait(stream, m_slot_free[s]);
