@@ -137,6 +137,11 @@ bool is_pinned(const HostMatrix<T>& m) {
 }
 
 template <class T>
+bool downloads_direct(const HostMatrix<T>& m, bool pinned) {
+  return direct(m, dense_shape<T>(m.rows, m.cols, Layout::col_major), pinned);
+}
+
+template <class T>
 void upload(const HostMatrix<T>& src, bool src_pinned, const DenseShape& shape, bool conjugate, T* dst,
             StagingRing& ring, cudaStream_t stream, int threads) {
   const LineView<T> view(src, shape.layout);
@@ -201,6 +206,7 @@ bool ChunkedDownloads<T>::unpack_one() {
 
 #define EGPU_INSTANTIATE_TRANSFER(T)                                                                        \
   template bool is_pinned<T>(const HostMatrix<T>&);                                                       \
+  template bool downloads_direct<T>(const HostMatrix<T>&, bool);                                          \
   template void upload<T>(const HostMatrix<T>&, bool, const DenseShape&, bool, T*, StagingRing&, cudaStream_t, int); \
   template void download<T>(const T*, const DenseShape&, const HostMatrix<T>&, bool, StagingRing&, cudaStream_t, int); \
   template class ChunkedDownloads<T>;

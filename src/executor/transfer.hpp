@@ -22,12 +22,10 @@ template <class T>
 bool is_pinned(const HostMatrix<T>& m);
 
 // Whether every column-major tile of m goes down by DMA straight into
-// place (ChunkedDownloads::queue): m pinned, its columns contiguous runs at
-// least a column apart.
+// place (ChunkedDownloads::queue): true when the whole of m does, as a
+// tile's columns are no longer than m's and lie as far apart.
 template <class T>
-bool downloads_direct(const HostMatrix<T>& m, bool pinned) {
-  return pinned && m.row_stride == 1 && (m.cols <= 1 || m.col_stride >= m.rows);
-}
+bool downloads_direct(const HostMatrix<T>& m, bool pinned);
 
 // A ring of pinned slots used in turn.
 struct StagingRing {
