@@ -46,9 +46,9 @@ class LeafPipeline {
   }
 
   void upload(const Op& op, StagingRing& ring, int threads, Trace& trace) {
-    const int span = trace.begin(region(("upload leaf " + std::to_string(op.leaf)).c_str(), op.i0, op.mi, op.j0,
-                                        op.nj),
-                                 "H2D", m_streams.up);
+    const int span = trace.begin(
+        [&] { return region(("upload leaf " + std::to_string(op.leaf)).c_str(), op.i0, op.mi, op.j0, op.nj); }, "H2D",
+        m_streams.up);
     m_leaves[static_cast<std::size_t>(op.leaf)].upload(op, ring, m_streams.up, threads);
     trace.end(span, m_streams.up);
   }
@@ -124,8 +124,8 @@ void run(detail::ElementwiseProgram program, MatrixDesc out_desc, ScalarKind out
         out.cols = op.nj;
         out.row_stride = 1;
         out.col_stride = op.mi;
-        const int span = trace.begin(region("evaluate", op.i0, op.mi, op.j0, op.nj), "kernels " + std::to_string(lane),
-                                     stream);
+        const int span = trace.begin([&] { return region("evaluate", op.i0, op.mi, op.j0, op.nj); },
+                                     "kernels " + std::to_string(lane), stream);
         launcher.launch(chunk, out, stream);
         trace.end(span, stream);
         leaves.release(op, lane, stream);
@@ -197,7 +197,7 @@ void run_reduction(detail::ElementwiseProgram program, detail::Reduction reducti
       case OpKind::upload_leaf: leaves.upload(op, ring, threads, trace); break;
       case OpKind::evaluate: {
         const detail::ElementwiseProgram& chunk = leaves.acquire(op, stream);
-        const int span = trace.begin(region("reduce", op.i0, op.mi, op.j0, op.nj), "kernels 0", stream);
+        const int span = trace.begin([&] { return region("reduce", op.i0, op.mi, op.j0, op.nj); }, "kernels 0", stream);
         reducer.fold(chunk, fold_first(reduction, op), fold_fresh(reduction, op), stream);
         trace.end(span, stream);
         leaves.release(op, 0, stream);

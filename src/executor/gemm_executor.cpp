@@ -253,14 +253,14 @@ void run(const detail::GemmDesc& desc, const Options& options) {
     writer.check();
     switch (op.kind) {
       case OpKind::upload_a: {
-        const int span = trace.begin(region("upload A", op.i0, op.mi, op.p0, op.kp), "H2D", streams.up);
+        const int span = trace.begin([&] { return region("upload A", op.i0, op.mi, op.p0, op.kp); }, "H2D", streams.up);
         a.upload(op.slot, p.a.block(op.i0, op.piece_p0, op.mi, op.piece_kp), op.piece_p0, op.p0, op.kp, a_pinned,
                  options.backend, ring, streams.up, threads);
         trace.end(span, streams.up);
         break;
       }
       case OpKind::upload_b: {
-        const int span = trace.begin(region("upload B", op.p0, op.kp, op.j0, op.nj), "H2D", streams.up);
+        const int span = trace.begin([&] { return region("upload B", op.p0, op.kp, op.j0, op.nj); }, "H2D", streams.up);
         b.upload(op.slot, p.b.block(op.piece_p0, op.j0, op.piece_kp, op.nj), op.piece_p0, op.p0, op.kp, b_pinned,
                  options.backend, ring, streams.up, threads);
         trace.end(span, streams.up);
@@ -268,7 +268,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
       }
       case OpKind::upload_c: {
         writer.claim(op.slot, streams.up);
-        const int span = trace.begin(region("upload C", op.i0, op.mi, op.j0, op.nj), "H2D", streams.up);
+        const int span = trace.begin([&] { return region("upload C", op.i0, op.mi, op.j0, op.nj); }, "H2D", streams.up);
         upload(p.c.block(op.i0, op.j0, op.mi, op.nj), c_pinned, dense_shape<T>(op.mi, op.nj, Layout::col_major), false,
                c_buffer.as<T>() + static_cast<std::size_t>(op.slot) * c_slot_elems, ring, streams.up, threads);
         trace.end(span, streams.up);
@@ -306,9 +306,12 @@ void run(const detail::GemmDesc& desc, const Options& options) {
         args.beta = op.first_k ? p.beta : one;
         args.beta_is_zero = op.first_k && p.beta_is_zero;
         args.math = math;
-        const int span = trace.begin("multiply " + region("C", op.i0, op.mi, op.j0, op.nj) + " k " +
-                                         std::to_string(op.p0) + "+" + std::to_string(op.kp),
-                                     "kernels " + std::to_string(lane), stream);
+        const int span = trace.begin(
+            [&] {
+              return "multiply " + region("C", op.i0, op.mi, op.j0, op.nj) + " k " + std::to_string(op.p0) + "+" +
+                     std::to_string(op.kp);
+            },
+            "kernels " + std::to_string(lane), stream);
         backend::device_gemm(options.backend, args, ctx, stream);
         trace.end(span, stream);
         // The coefficient-wise rest of the expression, in place on the

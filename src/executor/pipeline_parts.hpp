@@ -344,7 +344,7 @@ class Writer {
   void run(const Job& job) {
     const Op& op = job.op;
     wait(m_stream, job.ready);
-    const int span = m_trace.begin(region("download C", op.i0, op.mi, op.j0, op.nj), "D2H", m_stream);
+    const int span = m_trace.begin([&] { return region("download C", op.i0, op.mi, op.j0, op.nj); }, "D2H", m_stream);
     m_downloads.queue(m_c + static_cast<std::size_t>(op.slot) * m_c_elems, job.shape,
                       m_out.block(op.i0, op.j0, op.mi, op.nj), m_out_pinned);
     m_trace.end(span, m_stream);

@@ -49,7 +49,7 @@ void TileEpilogue::allocate(const planner::PipelinePlan& plan, const Streams& st
 
 void TileEpilogue::upload(const Op& op, StagingRing& ring, int threads, Trace& trace) {
   const int span =
-      trace.begin(region(("upload epilogue leaf " + std::to_string(op.leaf)).c_str(), op.i0, op.mi, op.j0, op.nj),
+      trace.begin([&] { return region(("upload epilogue leaf " + std::to_string(op.leaf)).c_str(), op.i0, op.mi, op.j0, op.nj); },
                   "H2D", m_up);
   m_leaves[static_cast<std::size_t>(op.leaf)].upload(op, ring, m_up, threads);
   trace.end(span, m_up);
@@ -64,8 +64,8 @@ void TileEpilogue::apply(const Op& op, const detail::MatrixDesc& tile, std::size
     const int s = m_slots_of[l];
     piece.leaves[l].m = s < 0 ? tile : m_leaves[static_cast<std::size_t>(s)].acquire(op.slot, op, stream);
   }
-  const int span = trace.begin("epilogue " + region("C", op.i0, op.mi, op.j0, op.nj), "kernels " + std::to_string(lane),
-                               stream);
+  const int span = trace.begin([&] { return "epilogue " + region("C", op.i0, op.mi, op.j0, op.nj); },
+                               "kernels " + std::to_string(lane), stream);
   m_launcher.launch(std::move(piece), tile, stream);
   trace.end(span, stream);
   for (auto& leaf : m_leaves) leaf.release(op.slot, lane, stream);

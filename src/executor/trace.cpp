@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <utility>
 
 #include "runtime/cuda_check.hpp"
 
@@ -64,9 +65,8 @@ Trace::~Trace() {
   }
 }
 
-int Trace::begin(const std::string& name, const std::string& lane, cudaStream_t stream) {
-  if (!m_active) return -1;
-  Span s{name, lane};
+int Trace::begin_span(std::string name, const std::string& lane, cudaStream_t stream) {
+  Span s{std::move(name), lane};
   s.queued = std::chrono::steady_clock::now();
   runtime::cuda_check(cudaEventCreate(&s.start), "cudaEventCreate");
   runtime::cuda_check(cudaEventCreate(&s.stop), "cudaEventCreate");

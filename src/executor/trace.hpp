@@ -28,7 +28,12 @@ class Trace {
   // Marks the start / end of an operation queued on `stream`; `lane` names
   // the timeline row. Returns an index for end(); -1 when inactive. Any
   // thread of the call may trace.
-  int begin(const std::string& name, const std::string& lane, cudaStream_t stream);
+  // `name` is a callable returning the span's name, called only while
+  // tracing, so that an untraced call builds no names.
+  template <class Name>
+  int begin(const Name& name, const std::string& lane, cudaStream_t stream) {
+    return m_active ? begin_span(name(), lane, stream) : -1;
+  }
   void end(int span, cudaStream_t stream);
   // After the call's streams are synchronized: resolves the times and
   // rewrites the file.
@@ -40,6 +45,8 @@ class Trace {
     cudaEvent_t start = nullptr, stop = nullptr;
     std::chrono::steady_clock::time_point queued, issued;  // on the host: begin(), end()
   };
+  int begin_span(std::string name, const std::string& lane, cudaStream_t stream);
+
   bool m_active = false;
   int m_call = 0;  // the process's traced calls, counted from 1
   std::chrono::steady_clock::time_point m_host_start;
