@@ -7,6 +7,7 @@
 #include "backend/device_elementwise.hpp"
 #include "backend/device_reduce.hpp"
 #include "egpu/error.hpp"
+#include "executor/device_budget.hpp"
 #include "executor/leaf_slots.hpp"
 #include "executor/pipeline_parts.hpp"
 #include "kernels/elementwise/elementwise_source.hpp"
@@ -83,9 +84,14 @@ void run(detail::ElementwiseProgram program, MatrixDesc out_desc, ScalarKind out
   runtime::Context& ctx = runtime::thread_context();
   const Streams streams(ctx, stream_count(options));
   const int threads = staging_threads(options);
-  const planner::ElementwisePlan plan = planner::plan_elementwise(
-      problem_of(program, detail::scalar_size(out_scalar), accumulates),
-      {static_cast<std::int64_t>(runtime::device_budget(options.device_memory_limit)), options.chunk_bytes});
+  const planner::ElementwiseProblem problem = problem_of(program, detail::scalar_size(out_scalar), accumulates);
+  const planner::ElementwisePlan plan = plan_within_budget(
+      options.device_memory_limit,
+      [&](std::size_t budget) {
+        return planner::plan_elementwise(problem, {static_cast<std::int64_t>(budget), options.chunk_bytes});
+      },
+      [](const planner::ElementwisePlan& p) { return static_cast<std::size_t>(p.device_bytes); },
+      [](const planner::ElementwisePlan& p) { return p.unconstrained; });
 
   const HostMatrix<T> dst = host_matrix<T>(out_desc);
   const bool defer_downloads = accumulates && plan.out_slots == plan.chunks();
@@ -167,17 +173,29 @@ void run_reduction(detail::ElementwiseProgram program, detail::Reduction reducti
   // The accumulators (and the first pass's partials, as many again) come
   // out of the budget first; spare partials, which only speed the first pass
   // up, take at most an eighth of what is left; the leaves' slots the rest.
-  const auto budget = static_cast<std::int64_t>(runtime::device_budget(options.device_memory_limit));
   const std::int64_t acc = backend::DeviceReduction::accumulator_bytes(program, reduction);
   const std::int64_t result_bytes = kernels::result_bytes(reduction.op, program.code.back().type);
   const std::int64_t fixed = 2 * count * acc + count * result_bytes;
-  if (fixed > budget)
-    throw egpu::error("device memory budget of " + std::to_string(budget) + " bytes is too small for the " +
-                      std::to_string(count) + " values of this reduction (" + std::to_string(fixed) + " bytes)");
-  const std::int64_t spare =
-      std::min(backend::DeviceReduction::spare_for_speed(ctx.device()), (budget - fixed) / 8 / acc);
-  const planner::ElementwisePlan plan = planner::plan_elementwise(
-      problem_of(program, 0, false), {budget - fixed - spare * acc, options.chunk_bytes});
+  const std::int64_t most_spare = backend::DeviceReduction::spare_for_speed(ctx.device());
+  const planner::ElementwiseProblem problem = problem_of(program, 0, false);
+  struct Plan {
+    std::int64_t spare;
+    planner::ElementwisePlan leaves;
+  };
+  const Plan split = plan_within_budget(
+      options.device_memory_limit,
+      [&](std::size_t budget_bytes) {
+        const auto budget = static_cast<std::int64_t>(budget_bytes);
+        if (fixed > budget)
+          throw egpu::error("device memory budget of " + std::to_string(budget) + " bytes is too small for the " +
+                            std::to_string(count) + " values of this reduction (" + std::to_string(fixed) + " bytes)");
+        const std::int64_t spare = std::min(most_spare, (budget - fixed) / 8 / acc);
+        return Plan{spare, planner::plan_elementwise(problem, {budget - fixed - spare * acc, options.chunk_bytes})};
+      },
+      [&](const Plan& p) { return static_cast<std::size_t>(fixed + p.spare * acc + p.leaves.device_bytes); },
+      [&](const Plan& p) { return p.spare == most_spare && p.leaves.unconstrained; });
+  const std::int64_t spare = split.spare;
+  const planner::ElementwisePlan& plan = split.leaves;
 
   Events events;
   LeafPipeline leaves(program, plan, streams, events);

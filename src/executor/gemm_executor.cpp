@@ -10,6 +10,7 @@
 #include "backend/device_gemm.hpp"
 #include "egpu/detail/elementwise_program.hpp"
 #include "egpu/error.hpp"
+#include "executor/device_budget.hpp"
 #include "executor/pipeline_parts.hpp"
 #include "executor/tile_epilogue.hpp"
 #include "planner/pipeline_plan.hpp"
@@ -160,8 +161,8 @@ std::size_t allocated_bytes(const planner::PipelinePlan& plan, const TileEpilogu
 // for thin pieces), so plan again within a smaller budget until the padded
 // slots fit the device budget too.
 template <class T>
-planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue* epilogue, const Options& options,
-                                         bool staged) {
+planner::PipelinePlan plan_product(const Problem<T>& p, const TileEpilogue* epilogue, const Options& options,
+                                   bool staged) {
   planner::GemmProblem problem;
   problem.m = p.c.rows;
   problem.n = p.c.cols;
@@ -185,22 +186,10 @@ planner::PipelinePlan plan_within_budget(const Problem<T>& p, const TileEpilogue
       target *= 0.98 * static_cast<double>(budget) / static_cast<double>(bytes);
     }
   };
-  // Measuring the budget (cudaMemGetInfo) costs a call about 8 us. The
-  // thread's last measurement stands for a plan that holds the whole
-  // product in at most half of it, which more memory would not change,
-  // and whose buffers the device's pool already holds unused, so that the
-  // call takes nothing new from the device.
-  // (A budget too small for any plan is measured again.)
-  const std::size_t last = runtime::thread_context().measured_budget();
-  if (options.device_memory_limit == 0 && last > 0) {
-    try {
-      planner::PipelinePlan plan = plan_for(last);
-      const std::size_t bytes = allocated_bytes<T>(plan, epilogue);
-      if (plan.in_core && 2 * bytes <= last && bytes <= runtime::pool_idle_bytes()) return plan;
-    } catch (const egpu::error&) {
-    }
-  }
-  return plan_for(runtime::device_budget(options.device_memory_limit));
+  // An in-core plan holds the whole product: more memory would not change it.
+  const auto bytes = [&](const planner::PipelinePlan& plan) { return allocated_bytes<T>(plan, epilogue); };
+  return plan_within_budget(options.device_memory_limit, plan_for, bytes,
+                            [](const planner::PipelinePlan& plan) { return plan.in_core; });
 }
 
 template <class T>
@@ -214,7 +203,7 @@ void run(const detail::GemmDesc& desc, const Options& options) {
   if (desc.epilogue != nullptr) epilogue.emplace(desc, p.transposed, ctx);
   const bool a_pinned = is_pinned(p.a), b_pinned = is_pinned(p.b), c_pinned = is_pinned(p.c);
   const planner::PipelinePlan plan =
-      plan_within_budget<T>(p, epilogue ? &*epilogue : nullptr, options, !(a_pinned && b_pinned && c_pinned));
+      plan_product<T>(p, epilogue ? &*epilogue : nullptr, options, !(a_pinned && b_pinned && c_pinned));
 
   // A call that reads C (beta != 0, or C a leaf of the epilogue) writes
   // nothing into the user's C until every kernel has succeeded: with all C

@@ -87,9 +87,12 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& problem, const Elemen
     }
     return chunks <= kMaxChunks && plan.device_bytes <= limits.device_budget_bytes;
   };
+  bool first = true;
   for (bool found = false; !found; elements /= 2) {
     for (std::int32_t ring = kRing; ring >= 1 && !found; --ring) {
       found = fits(elements, ring);
+      plan.unconstrained = found && first && (!problem.accumulates || plan.out_slots == plan.chunks());
+      first = false;
       if (elements >= kMinOverlappedChunk) break;
     }
     if (!found && elements / 2 < kMinChunkElements)

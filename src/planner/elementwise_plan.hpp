@@ -47,6 +47,10 @@ struct ElementwisePlan {
   std::vector<char> leaf_once;
   std::int32_t out_slots = 0;
   std::int64_t device_bytes = 0;   // elements of the slots times their sizes
+  // The budget shaped nothing: chunks as large as asked, a full ring of
+  // slots and, for an accumulating call, every result held; any budget
+  // that holds device_bytes gives the same plan.
+  bool unconstrained = false;
   std::int64_t h2d_bytes = 0, d2h_bytes = 0;
   std::vector<Op> ops;             // in issue order; tile numbers the chunk
 

@@ -1235,6 +1235,16 @@ BOOST_AUTO_TEST_CASE(elementwise_plans_replay_correctly) {
       continue;  // refused: checked for small budgets below
     }
     if (!check_elementwise_plan(p, l, plan)) return;
+    // A plan the budget did not shape is every larger budget's plan (the
+    // executor then keeps it without measuring the budget again); a plan
+    // it shaped is not.
+    ElementwiseLimits plenty = l;
+    plenty.device_budget_bytes = i64(1) << 50;
+    const ElementwisePlan free_plan = plan_elementwise(p, plenty);
+    const bool same = free_plan.mb == plan.mb && free_plan.nb == plan.nb && free_plan.leaf_slots == plan.leaf_slots &&
+                      free_plan.out_slots == plan.out_slots && free_plan.device_bytes == plan.device_bytes;
+    BOOST_TEST(plan.unconstrained == same, describe(p, l));
+    BOOST_TEST(free_plan.unconstrained, describe(p, plenty));
     if (p.accumulates && plan.out_slots != plan.chunks()) {
       // Results wait on the host only when keeping them all would not fit.
       const i64 slot = ElementwisePlan::slot_bytes(p.out_elem_size, plan.mb, plan.nb);

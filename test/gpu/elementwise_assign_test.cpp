@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -811,6 +812,57 @@ BOOST_AUTO_TEST_CASE(sizes_resizing_and_other_assignments) {
   A g(rows, cols);
   run_into(x - y.abs2(), Reference<double>(x - y.abs2()), g, self, Op::mul, egpu::Options(), start, "g");
   print_exemptions("sizes");
+}
+
+// A call measures the device's free memory (cudaMemGetInfo, about 8 us)
+// only when its thread has no measurement yet, or when the last one might
+// not hold its plan: a repeated call whose plan the budget did not shape
+// plans within the figure measured before, its buffers back in the
+// device's pool. Coefficient-wise assignments and reductions alike; a call
+// with a memory limit plans within the limit. Run on a thread of its own,
+// whose context starts without a measurement.
+BOOST_AUTO_TEST_CASE(the_budget_is_measured_once_for_repeated_calls) {
+  using A = Eigen::ArrayXXd;
+  const Index rows = dim(611), cols = dim(403);
+  const A x = sprinkled<A>(rows, cols), y = sprinkled<A>(rows, cols);
+  const A u = random_matrix<A>(rows, cols), v = random_matrix<A>(rows, cols);
+  egpu::Options limited;
+  limited.device_memory_limit = static_cast<std::size_t>(rows * cols) * sizeof(double);
+  std::vector<A> results(4, A::Constant(rows, cols, std::nan("")));
+  std::vector<double> sums(3, 0.0);
+  std::vector<std::size_t> measured(7, 0);
+  std::string failure;
+  std::thread([&] {
+    try {
+      const std::size_t before = egpu::detail::budget_measurements();
+      for (std::size_t call = 0; call < 7; ++call) {
+        if (call < 3) results[call] = egpu::gpu(x * y + x.exp());
+        else if (call < 6) sums[call - 3] = egpu::gpu(u * v).sum();
+        else results[3] = egpu::gpu(x * y + x.exp(), limited);
+        measured[call] = egpu::detail::budget_measurements() - before;
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }).join();
+  BOOST_TEST_REQUIRE(failure.empty(), "the thread's calls threw: " << failure);
+  const Reference<double> ref(x * y + x.exp());
+  for (std::size_t call = 0; call < results.size(); ++call) {
+    const std::string what = "assignment " + std::to_string(call) + (call == 3 ? " with a memory limit" : "");
+    Outcome o;
+    judge_in(ref, results[call], elements(results[call]), results[call], Op::assign, nullptr, what, o);
+    report(o, what);
+  }
+  const double expected = (u * v).sum(), scale = (u * v).abs().sum();
+  const double bound = static_cast<double>(rows * cols) * std::numeric_limits<double>::epsilon() * scale;
+  for (const double sum : sums) BOOST_TEST(std::abs(sum - expected) <= bound, sum << " against " << expected);
+  BOOST_TEST(measured[0] == 1u, "the first assignment measured " << measured[0] << " times");
+  BOOST_TEST(measured[2] == measured[0], "three assignments measured " << measured[2] << " times");
+  // The first reduction's buffers may be missing from the pool.
+  BOOST_TEST(measured[3] - measured[2] <= 1u, "the first reduction measured " << measured[3] - measured[2] << " times");
+  BOOST_TEST(measured[5] == measured[3], "two more reductions measured " << measured[5] - measured[3] << " times");
+  BOOST_TEST(measured[6] == measured[5], "the call with a memory limit measured");
+  print_exemptions("the budget measured once");
 }
 
 // 2^25 floats (128 MiB per operand) at the default limits: many chunks.
