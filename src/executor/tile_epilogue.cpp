@@ -48,9 +48,11 @@ void TileEpilogue::allocate(const planner::PipelinePlan& plan, const Streams& st
 }
 
 void TileEpilogue::upload(const Op& op, StagingRing& ring, int threads, Trace& trace) {
-  const int span =
-      trace.begin([&] { return region(("upload epilogue leaf " + std::to_string(op.leaf)).c_str(), op.i0, op.mi, op.j0, op.nj); },
-                  "H2D", m_up);
+  const int span = trace.begin(
+      [&] {
+        return region(("upload epilogue leaf " + std::to_string(op.leaf)).c_str(), op.i0, op.mi, op.j0, op.nj);
+      },
+      "H2D", m_up);
   m_leaves[static_cast<std::size_t>(op.leaf)].upload(op, ring, m_up, threads);
   trace.end(span, m_up);
 }
