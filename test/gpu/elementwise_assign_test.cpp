@@ -36,6 +36,8 @@
 //  - two host threads with different expressions and options at once;
 //  - size mismatches throw egpu::error and write nothing; `=` resizes;
 //    construction from gpu(...); array *=;
+//  - repeated assignments and reductions on a fresh thread measure the
+//    device's free memory once; a call with a memory limit never does;
 //  - 2^25 floats (128 MiB per operand) at the default limits.
 // EGPU_TEST_SCALE shrinks shapes and counts. Skipped without a usable GPU.
 #define BOOST_TEST_MODULE elementwise_assign
