@@ -1,16 +1,22 @@
 #include "executor/pipeline_parts.hpp"
 
+#include <atomic>
+
 #include "egpu/detail/testing.hpp"
 #include "runtime/device.hpp"
 
 namespace egpu::detail {
 namespace {
 thread_local int g_fail_after = -1;
-}
+std::atomic<std::size_t> g_inline_download_calls{0};
+}  // namespace
 void inject_failure_after(int operations) { g_fail_after = operations; }
+std::size_t calls_queueing_downloads_inline() { return g_inline_download_calls.load(); }
 }  // namespace egpu::detail
 
 namespace egpu::executor {
+
+void count_inline_downloads() { ++detail::g_inline_download_calls; }
 
 void maybe_fail() {
   int& left = detail::g_fail_after;

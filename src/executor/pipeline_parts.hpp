@@ -34,6 +34,10 @@ namespace egpu::executor {
 using planner::Op;
 using planner::OpKind;
 
+// Counts a call whose writer queues its downloads inline
+// (egpu::detail::calls_queueing_downloads_inline).
+void count_inline_downloads();
+
 // Counts down the injected failure (egpu::detail::inject_failure_after):
 // throws egpu::error when it reaches zero.
 void maybe_fail();
@@ -221,7 +225,10 @@ class Writer {
         m_downloads(m_ring, stream, threads),
         m_inline(downloads <= 1 || downloads_direct(out, out_pinned)),
         m_runner(m_inline ? nullptr : TaskThread::acquire()) {
-    if (m_inline) return;
+    if (m_inline) {
+      count_inline_downloads();
+      return;
+    }
     if (m_runner)
       m_runner->start([this] { loop(); });
     else

@@ -646,7 +646,8 @@ BOOST_AUTO_TEST_CASE(pinned_operands_and_destinations) {
 //   caller queues its chunks and unpacks the oldest when the ring is full,
 //   then the rest at the end;
 // - pageable, many tiles (the writer thread).
-template <class S> void downloads_each_way(Index m, Index n, Index k, std::int64_t panel, bool pinned, bool strided) {
+template <class S>
+void downloads_each_way(Index m, Index n, Index k, std::int64_t panel, bool pinned, bool strided, bool by_caller) {
   Problem<S> p(m, n, k);
   for (egpu::Backend backend : kBackends) {
     Config config{"panel " + std::to_string(panel), 0, panel, 0};
@@ -661,8 +662,12 @@ template <class S> void downloads_each_way(Index m, Index n, Index k, std::int64
     Strided c(store.data(), p.m, p.n, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(store.rows(), strided ? 2 : 1));
     poison(c);
     const Mat<S> before = store;
+    const std::size_t inline_before = egpu::detail::calls_queueing_downloads_inline();
     c.noalias() = egpu::gpu(p.a * p.b, opt);
     check(p, c, Form::noalias_assign, S(1), Mat<S>(), what + " noalias() =");
+    const std::size_t inline_calls = egpu::detail::calls_queueing_downloads_inline() - inline_before;
+    BOOST_TEST(inline_calls == (by_caller ? 1u : 0u),
+               what << ": downloads queued by " << (inline_calls ? "the calling thread" : "the writer thread"));
     bool untouched = true;
     for (Index j = 0; strided && j < p.n; ++j)
       for (Index i = 1; i < store.rows(); i += 2)
@@ -672,11 +677,11 @@ template <class S> void downloads_each_way(Index m, Index n, Index k, std::int64
 }
 
 BOOST_AUTO_TEST_CASE(downloads_queued_by_the_caller_or_the_writer_thread) {
-  downloads_each_way<float>(700, 650, 300, 256, true, false);
-  downloads_each_way<double>(600, 500, 200, 256, true, true);
-  downloads_each_way<std::complex<float>>(300, 200, 100, 0, true, true);
-  downloads_each_way<double>(3000, 3000, 4, 3000, false, false);
-  downloads_each_way<float>(900, 700, 300, 256, false, false);
+  downloads_each_way<float>(700, 650, 300, 256, true, false, true);
+  downloads_each_way<double>(600, 500, 200, 256, true, true, false);
+  downloads_each_way<std::complex<float>>(300, 200, 100, 0, true, true, true);
+  downloads_each_way<double>(3000, 3000, 4, 3000, false, false, true);
+  downloads_each_way<float>(900, 700, 300, 256, false, false, false);
 }
 
 // A call measures the device's free memory for its budget (cudaMemGetInfo,

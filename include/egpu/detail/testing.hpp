@@ -31,4 +31,9 @@ std::size_t products_run_on_gpu();
 // call's budget (cudaMemGetInfo) in this process, from any thread.
 std::size_t budget_measurements();
 
+// Host-resident calls whose downloads the calling thread queued itself,
+// without the writer thread (every download straight into page-locked
+// memory, or one download), in this process, from any thread.
+std::size_t calls_queueing_downloads_inline();
+
 }  // namespace egpu::detail
