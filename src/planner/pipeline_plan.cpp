@@ -60,7 +60,8 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 // The others take half of it, at least 1024: float and the complex
 // scalars, whose kernels lose more rate on small tiles, and staged
 // (pageable) operands, each of whose pieces costs the host a hand-over to
-// the staging threads. From 8192 up, double takes 4096 where
+// the staging threads (staged double of 4096 to 8191 takes quarters again,
+// with pieces of all of k: takes_whole_k_quarters). From 8192 up, double takes 4096 where
 // that still makes four tiles or more (the pieces' columns then go up in
 // runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
 // longer ones; page-locked and in core it takes thin_tiles instead), real
@@ -84,8 +85,27 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 // deep, pageable 32.7 against 34.7 with 4096 tiles 2048 deep; at 16384,
 // 4096 tiles against 8192 tiles, both 4096 deep: pinned 177 against 189,
 // pageable 179 against 189.)
+// Real double staged from pageable memory and bound by its uploads, of
+// 4096 to 8191 rows or columns, takes tiles a quarter of the larger side
+// with pieces of all of k (at most 4096): each operand goes up in a few
+// large staged pieces, and C in small tiles whose downloads (and the
+// host's copies of them out of pinned memory) start after a quarter of
+// the bytes went up. (Measured on two H200s, pageable 4096 double, five
+// rounds alternating on each, x floor, own / cuBLAS: 1024 tiles of all of
+// k 1.07-1.27 / 1.10-1.45 and 1.07-1.30 / 1.09-1.27, medians 1.15 / 1.17
+// and 1.15 / 1.20, against 2048 tiles 1024 deep 1.23-1.30 / 1.18-1.63 and
+// 1.16-1.46 / 1.24-1.50, medians 1.28 / 1.26 and 1.27 / 1.29; faster in 8
+// of 10 pairs with the own kernel and 9 of 10 with cuBLAS. 2048 tiles of
+// all of k took medians 1.25 / 1.26; quarter tiles of pieces a quarter of
+// k deep, 11-13 ms, above. At 6144: medians 19.7 / 20.2 ms against 21.4 /
+// 22.3 with 3072 tiles 1536 deep.)
+bool takes_whole_k_quarters(const GemmProblem& p) {
+  const std::int64_t larger = std::max(p.m, p.n);
+  return p.staged && double_real(p) && bound_by_uploads(p) && larger >= 4096 && larger < 8192;
+}
 std::int64_t default_panel(const GemmProblem& p) {
   const std::int64_t larger = std::max(p.m, p.n);
+  if (takes_whole_k_quarters(p)) return round_up(ceil_div(larger, 4), kGranule);
   if (double_real(p) && larger >= 8192 && ceil_div(p.m, 4096) * ceil_div(p.n, 4096) >= 4) return 4096;
   if (large_float(p)) return std::min<std::int64_t>(round_up(ceil_div(larger, 4), kGranule), 8192);
   if (larger >= 16384) return 8192;
@@ -94,6 +114,7 @@ std::int64_t default_panel(const GemmProblem& p) {
   return std::max<std::int64_t>(kGranule * 8, ceil_div(larger, 2));
 }
 std::int64_t default_k_panel(const GemmProblem& p) {
+  if (takes_whole_k_quarters(p)) return kGranule * 32;
   if (p.k >= 8192 && (double_real(p) || large_float(p))) return 4096;
   return std::clamp<std::int64_t>(ceil_div(p.k, 4), kGranule * 4, kGranule * 32);
 }

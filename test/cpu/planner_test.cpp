@@ -894,6 +894,46 @@ BOOST_AUTO_TEST_CASE(k_rounds_then_tiles) {
   BOOST_TEST(out_of_core > 50);
 }
 
+// Real double staged from pageable memory and bound by its uploads (fewer
+// than 1024 flops per byte of A and B), of 4096 to 8191 rows or columns,
+// takes C tiles of at most a quarter of the larger side (rounded up to
+// 128) and pieces of all of k up to 4096 (deeper k in pieces of 2048 to
+// 4096), tile by tile. The other staged products (double of 8192 and more
+// or of less than 4096 or of more flops per byte, float, complex) take
+// other tiles or pieces; page-locked products, which take quarter tiles
+// of deep pieces by other rules, are not checked for it.
+BOOST_AUTO_TEST_CASE(staged_double_from_4096_takes_quarter_tiles_of_all_of_k) {
+  for (const auto& [m, n, k] : std::vector<std::tuple<i64, i64, i64>>{
+           {4096, 4096, 4096}, {6000, 6000, 6000}, {4096, 1000, 3000}, {5000, 7000, 9000}, {7999, 300, 4097},
+           {8192, 8192, 8192}, {2048, 2048, 2048}, {3000, 4000, 2000}, {8000, 8000, 50000}}) {
+    for (const auto& [elem, flops] : std::vector<std::pair<i64, i64>>{{8, 2}, {4, 2}, {16, 8}}) {
+      for (bool staged : {false, true}) {
+        const GemmProblem p = problem(m, n, k, elem, flops, staged);
+        PipelinePlan plan;
+        if (!plan_with_room(p, plan)) return;
+        const i64 larger = std::max(m, n), quarter = (larger / 4 + 127) / 128 * 128;
+        const double per_byte = 2.0 * double(m) * double(n) * double(k) / (8.0 * double(k) * double(m + n));
+        const bool expected = staged && elem == 8 && flops == 2 && per_byte < 1024 && larger >= 4096 && larger < 8192;
+        const bool whole_k = plan.k_lead == 0 && (k <= 4096 ? plan.kb == k : plan.kb >= 2048 && plan.kb <= 4096);
+        const bool quarters = plan.mb <= quarter && plan.nb <= quarter;
+        if (staged)
+          BOOST_TEST((whole_k && quarters) == expected, shape_text(p) << describe_plan(plan)
+                                                                      << ": quarter tiles of all of k "
+                                                                      << (expected ? "expected" : "not expected"));
+        if (!expected) continue;
+        i64 rounds_multiplies = 0;  // tile by tile: each tile's multiplies follow one another
+        std::int32_t last_tile = -1;
+        for (const Op& op : plan.ops)
+          if (op.kind == OpKind::multiply) {
+            if (op.tile < last_tile) ++rounds_multiplies;
+            last_tile = op.tile;
+          }
+        BOOST_TEST(rounds_multiplies == 0, shape_text(p) << describe_plan(plan) << ": a tile comes back in rounds");
+      }
+    }
+  }
+}
+
 // In the rounds, every piece that goes up after the first two frees a
 // multiply or more: the multiplies whose A and B pieces are all up are at
 // least the uploads less one, at each upload of the rounds. (Tile by tile,
