@@ -9,13 +9,21 @@ stream in plan order, the kernels one at a time (two lanes share the GPU),
 each tile's download after its last multiply on one download stream;
 uploads run at UP GB/s, times --both-factor while a download runs.
 
-  pipeline_model.py N ELEM TILE KB ROUNDS [--tile-n NB] [--a-depth KA] [--up GBs] [--rate TFLOPs]
-  pipeline_model.py N ELEM --search [--up GBs] [--rate TFLOPs]
+  pipeline_model.py N ELEM TILE KB ROUNDS [--tile-n NB] [--a-depth KA] [--up GBs] [--rate TFLOPs] [...]
+  pipeline_model.py N ELEM --search [--up GBs] [--rate TFLOPs] [...]
 
 --a-depth cuts A's pieces KA deep (KB a multiple of it) while B's stay KB
 deep, a multiply per A piece, ROUNDS counting A pieces: from column-major
 operands, an A piece goes up in runs as long as the tile is tall whatever
 its depth, a B piece in runs as long as it is deep.
+
+--rate-at MxNxK=TFLOPS,... (or DEPTH=TFLOPS) gives the kernels' rate on
+pieces of those shapes (or depths), as egpu-bench gemm measures them, the
+others at --rate;
+--down the download rate (default --up); --gemm-ms the floor the ratios
+are over (default: the GEMM at --rate). --bands B cuts each tile's last
+multiply into B row bands, each going down once multiplied, at
+--band-factor times its depth's rate.
 
 ELEM is 4 (float) or 8 (double). --search tries tiles of N/8 to N/2 (at
 least 1024), pieces of 512 to 4096 deep and every number of rounds, and
@@ -38,8 +46,10 @@ def tile_order(tm, tn):
     return order
 
 
-def plan_ops(n, tile, kb, rounds, tile_n=None, a_depth=None):
-    """The operations in issue order: ('up', key, elements) / ('mul', tile, a, b, flops, last) / ('down', tile, elements)."""
+def plan_ops(n, tile, kb, rounds, tile_n=None, a_depth=None, bands=1):
+    """The operations in issue order: ('up', key, elements) / ('mul', tile, a, b, flops, last, shape, banded) /
+    ('down', tile, elements). With bands > 1, each tile's last multiply is cut into that many row bands, each
+    going down once multiplied."""
     tile_n = tile_n or tile
     ka = a_depth or kb
     tk = math.ceil(n / ka)
@@ -55,14 +65,21 @@ def plan_ops(n, tile, kb, rounds, tile_n=None, a_depth=None):
             if key not in up:
                 up.add(key)
                 ops.append(("up", key, elems))
-        ops.append(("mul", x, ("a", i, p), ("b", pb, j), 2 * mi * nj * kp, p == tk - 1))
-        if p == tk - 1:
-            ops.append(("down", x, mi * nj))
+        last = p == tk - 1
+        parts = bands if last else 1
+        for band in range(parts):
+            ops.append(("mul", (x, band), ("a", i, p), ("b", pb, j), 2 * mi * nj * kp / parts, last, (mi, nj, kp),
+                        parts > 1))
+            if last:
+                ops.append(("down", (x, band), mi * nj / parts))
     return ops
 
 
-def simulate(ops, elem, up_rate, down_rate, kernel_rate, both_factor):
-    """Seconds until the last download ends (iterated: downloads slow the uploads they overlap)."""
+def simulate(ops, elem, up_rate, down_rate, kernel_rate, both_factor, band_factor=1.0):
+    """Seconds until the last download ends (iterated: downloads slow the uploads they overlap). kernel_rate:
+    flop/s, or a function of a multiply's (rows, columns, depth) giving them (a band's: its tile's); band
+    multiplies run at band_factor times that."""
+    rate_of = kernel_rate if callable(kernel_rate) else (lambda shape: kernel_rate)
     slow, end = [], 0.0
     for _ in range(4):
         t_up = t_gpu = t_down = 0.0
@@ -75,7 +92,8 @@ def simulate(ops, elem, up_rate, down_rate, kernel_rate, both_factor):
                 t_up += d
                 ready[op[1]] = t_up
             elif op[0] == "mul":
-                t_gpu = max(t_gpu, ready[op[2]], ready[op[3]]) + op[4] / kernel_rate
+                rate = rate_of(op[6]) * (band_factor if op[7] else 1.0)
+                t_gpu = max(t_gpu, ready[op[2]], ready[op[3]]) + op[4] / rate
                 if op[5]:
                     done[op[1]] = t_gpu
             else:
@@ -97,16 +115,27 @@ def main():
     ap.add_argument("--up", type=float, default=55.0, help="GB/s each way")
     ap.add_argument("--both-factor", type=float, default=0.88, help="each way's share while both run")
     ap.add_argument("--rate", type=float, default=56.0, help="kernel Tflop/s")
+    ap.add_argument("--down", type=float, default=0.0, help="download GB/s (default: --up)")
+    ap.add_argument("--rate-at", default="", help="MxNxK=TFLOPS or DEPTH=TFLOPS,...: the kernels' rate on pieces of "
+                    "that shape or depth")
+    ap.add_argument("--gemm-ms", type=float, default=0.0, help="the floor the ratios are over (default: the GEMM at --rate)")
+    ap.add_argument("--bands", type=int, default=1, help="row bands of each tile's last multiply")
+    ap.add_argument("--band-factor", type=float, default=1.0, help="the band multiplies' share of their depth's rate")
     a = ap.parse_args()
     rate, up = a.rate * 1e12, a.up * 1e9
-    gemm = 2 * a.n**3 / rate
+    down = a.down * 1e9 if a.down > 0 else up
+    at = {key: float(t) * 1e12 for key, t in (x.split("=") for x in a.rate_at.split(",") if x)}
+
+    def rate_of(shape):
+        return at.get("x".join(map(str, shape)), at.get(str(shape[2]), rate))
+    gemm = a.gemm_ms * 1e-3 if a.gemm_ms > 0 else 2 * a.n**3 / rate
 
     if a.a_depth and (a.search or a.a_depth < 0 or (len(a.plan) == 3 and a.plan[1] % a.a_depth)):
         ap.error("--a-depth must divide KB, and does not go with --search")
 
     def run(tile, kb, rounds):
-        return simulate(plan_ops(a.n, tile, kb, rounds, a.tile_n or None, a.a_depth or None), a.elem, up, up, rate,
-                        a.both_factor)
+        return simulate(plan_ops(a.n, tile, kb, rounds, a.tile_n or None, a.a_depth or None, a.bands), a.elem, up,
+                        down, rate_of, a.both_factor, a.band_factor)
 
     if a.search:
         found = []
@@ -116,10 +145,10 @@ def main():
                 for rounds in range(math.ceil(a.n / kb) + 1):
                     found.append((run(tile, kb, rounds), tile, kb, rounds))
         for t, tile, kb, rounds in sorted(found)[:5]:
-            print(f"tile {tile} kb {kb} rounds {rounds}: {t * 1e3:.2f} ms, {t / gemm:.3f} x the GEMM's {gemm * 1e3:.2f} ms")
+            print(f"tile {tile} kb {kb} rounds {rounds}: {t * 1e3:.2f} ms, {t / gemm:.3f} x the floor's {gemm * 1e3:.2f} ms")
     elif len(a.plan) == 3:
         t = run(*a.plan)
-        print(f"{t * 1e3:.2f} ms, {t / gemm:.3f} x the GEMM's {gemm * 1e3:.2f} ms")
+        print(f"{t * 1e3:.2f} ms, {t / gemm:.3f} x the floor's {gemm * 1e3:.2f} ms")
     else:
         ap.error("give TILE KB ROUNDS, or --search")
 
