@@ -23,7 +23,7 @@ others at --rate;
 --down the download rate (default --up); --gemm-ms the floor the ratios
 are over (default: the GEMM at --rate). --bands B cuts each tile's last
 multiply into B row bands, each going down once multiplied, at
---band-factor times its depth's rate.
+--band-factor times its tile's rate.
 
 ELEM is 4 (float) or 8 (double). --search tries tiles of N/8 to N/2 (at
 least 1024), pieces of 512 to 4096 deep and every number of rounds, and
@@ -120,7 +120,7 @@ def main():
                     "that shape or depth")
     ap.add_argument("--gemm-ms", type=float, default=0.0, help="the floor the ratios are over (default: the GEMM at --rate)")
     ap.add_argument("--bands", type=int, default=1, help="row bands of each tile's last multiply")
-    ap.add_argument("--band-factor", type=float, default=1.0, help="the band multiplies' share of their depth's rate")
+    ap.add_argument("--band-factor", type=float, default=1.0, help="the band multiplies' share of their tile's rate")
     a = ap.parse_args()
     rate, up = a.rate * 1e12, a.up * 1e9
     down = a.down * 1e9 if a.down > 0 else up

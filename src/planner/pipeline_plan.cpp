@@ -57,14 +57,14 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 // move 4 bytes or more per flop (double) take tiles of about a quarter of
 // the larger side (at least 512), so that the last tiles, computed and
 // brought down after the last bytes went up, are a small part of the call.
-// The others take half of it, at least 1024: float and the complex
-// scalars, whose kernels lose more rate on small tiles, and staged
-// (pageable) operands, each of whose pieces costs the host a hand-over to
-// the staging threads (staged double of 4096 to 8191 takes quarters again,
-// with pieces of all of k: takes_whole_k_quarters). From 8192 up, double takes 4096 where
-// that still makes four tiles or more (the pieces' columns then go up in
-// runs of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for
-// longer ones; page-locked and in core it takes thin_tiles instead), real
+// The others take half of it, at least 1024: float and the complex scalars,
+// whose kernels lose more rate on small tiles, and staged (pageable)
+// operands, each of whose pieces costs the host a hand-over to the staging
+// threads (but staged double of 4096 to 8191 takes quarters, with pieces of
+// all of k: takes_whole_k_quarters). From 8192 up, double takes 4096 where
+// that still makes four tiles or more (the pieces' columns then go up in runs
+// of 32 KiB: DMA of 16 KiB runs went at 34-42 GB/s against 50-55 for longer
+// ones; page-locked and in core it takes thin_tiles instead), real
 // float a quarter of the larger side (at most 8192), the complex scalars
 // from 16384 up 8192. k pieces a quarter of k or less, so the first kernel
 // starts once a small part of A and B has arrived; from 8192 up, double

@@ -911,7 +911,7 @@ BOOST_AUTO_TEST_CASE(staged_double_from_4096_takes_quarter_tiles_of_all_of_k) {
         const GemmProblem p = problem(m, n, k, elem, flops, staged);
         PipelinePlan plan;
         if (!plan_with_room(p, plan)) return;
-        const i64 larger = std::max(m, n), quarter = (larger / 4 + 127) / 128 * 128;
+        const i64 larger = std::max(m, n), quarter = ((larger + 3) / 4 + 127) / 128 * 128;
         const double per_byte = 2.0 * double(m) * double(n) * double(k) / (8.0 * double(k) * double(m + n));
         const bool expected = staged && elem == 8 && flops == 2 && per_byte < 1024 && larger >= 4096 && larger < 8192;
         const bool whole_k = plan.k_lead == 0 && (k <= 4096 ? plan.kb == k : plan.kb >= 2048 && plan.kb <= 4096);
