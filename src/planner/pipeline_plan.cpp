@@ -85,20 +85,20 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 // deep, pageable 32.7 against 34.7 with 4096 tiles 2048 deep; at 16384,
 // 4096 tiles against 8192 tiles, both 4096 deep: pinned 177 against 189,
 // pageable 179 against 189.)
-// Real double staged from pageable memory and bound by its uploads, of
-// 4096 to 8191 rows or columns, takes tiles a quarter of the larger side
-// with pieces of all of k (at most 4096): each operand goes up in a few
-// large staged pieces, and C in small tiles whose downloads (and the
-// host's copies of them out of pinned memory) start after a quarter of
-// the bytes went up. (Measured on two H200s, pageable 4096 double, five
-// rounds alternating on each, x floor, own / cuBLAS: 1024 tiles of all of
-// k 1.07-1.27 / 1.10-1.45 and 1.07-1.30 / 1.09-1.27, medians 1.15 / 1.17
-// and 1.15 / 1.20, against 2048 tiles 1024 deep 1.23-1.30 / 1.18-1.63 and
-// 1.16-1.46 / 1.24-1.50, medians 1.28 / 1.26 and 1.27 / 1.29; faster in 8
-// of 10 pairs with the own kernel and 9 of 10 with cuBLAS. 2048 tiles of
-// all of k took medians 1.25 / 1.26; quarter tiles of pieces a quarter of
-// k deep, 11-13 ms, above. At 6144: medians 19.7 / 20.2 ms against 21.4 /
-// 22.3 with 3072 tiles 1536 deep.)
+// Real double staged from pageable memory and bound by its uploads, of 4096
+// to 8191 rows or columns, takes tiles a quarter of the larger side with
+// pieces of all of k (at most 4096): each operand goes up in a few large
+// staged pieces, and C in small tiles whose downloads (and the host's copies
+// of them out of pinned memory) start after a quarter of the bytes went up.
+// (Measured on three H200s, pageable 4096 double, five or six rounds
+// alternating on each, x floor, own / cuBLAS, medians: 1024 tiles of all of k
+// 1.15 / 1.17, 1.15 / 1.20 and 1.45 / 1.55, against 2048 tiles 1024 deep 1.28
+// / 1.26, 1.27 / 1.29 and 1.33 / 1.29; faster in 12 of 16 paired rounds with
+// the own kernel and 11 of 16 with cuBLAS. On the third host the calls ranged
+// 1.19-2.41 with either plan. 2048 tiles of all of k took medians 1.25 / 1.26
+// on the first; quarter tiles of pieces a quarter of k deep, 11-13 ms, above.
+// At 6144, on the second: medians 19.7 / 20.2 ms against 21.4 / 22.3 with
+// 3072 tiles 1536 deep.)
 bool takes_whole_k_quarters(const GemmProblem& p) {
   const std::int64_t larger = std::max(p.m, p.n);
   return p.staged && double_real(p) && bound_by_uploads(p) && larger >= 4096 && larger < 8192;
