@@ -85,25 +85,26 @@ bool bound_by_uploads(const GemmProblem& p) { return flops_per_byte(p) < 1024; }
 // deep, pageable 32.7 against 34.7 with 4096 tiles 2048 deep; at 16384,
 // 4096 tiles against 8192 tiles, both 4096 deep: pinned 177 against 189,
 // pageable 179 against 189.)
-// Real double staged from pageable memory and bound by its uploads, of 4096
-// to 8191 rows or columns, takes tiles a quarter of the larger side with
-// pieces of all of k (at most 4096): each operand goes up in a few large
-// staged pieces, and C in small tiles whose downloads (and the host's copies
-// of them out of pinned memory) start after a quarter of the bytes went up.
-// (Measured on four H200s, pageable 4096 double, five or six rounds
-// alternating on each, x floor, own / cuBLAS, medians: 1024 tiles of all of k
-// 1.15 / 1.17, 1.15 / 1.20, 1.45 / 1.55 and 1.19 / 1.21, against 2048 tiles
-// 1024 deep 1.28 / 1.26, 1.27 / 1.29, 1.33 / 1.29 and 1.27 / 1.26; faster in
-// 16 of 22 paired rounds with the own kernel and 15 of 22 with cuBLAS, within
-// 1.25 in 14 and 14 of 22 against 8 and 5. On the third host the calls ranged
-// 1.19-2.41 with either plan. 2048 tiles of all of k took medians 1.25 / 1.26
-// on the first; quarter tiles of pieces a quarter of k deep, 11-13 ms, above.
-// At 5000 on the fourth: medians 12.4 / 13.9 ms against 14.1 / 14.2 with 2560
-// tiles 1280 deep; at 6144 on the second: 19.7 / 20.2 ms against 21.4 / 22.3
-// with 3072 tiles 1536 deep.)
+// Real double staged from pageable memory, of 4096 to 8191 rows or columns
+// (bound by its uploads: its m n / (4 (m + n)) flops per byte are at most an
+// eighth of the larger side, fewer than 1024), takes tiles a quarter of the
+// larger side with pieces of all of k (at most 4096): each operand goes up in
+// a few large staged pieces, and C in small tiles whose downloads (and the
+// host's copies of them out of pinned memory) start after a quarter of the
+// bytes went up. (Measured on four H200s, pageable 4096 double, five or six
+// rounds alternating on each, x floor, own / cuBLAS, medians: 1024 tiles of
+// all of k 1.15 / 1.17, 1.15 / 1.20, 1.45 / 1.55 and 1.19 / 1.21, against
+// 2048 tiles 1024 deep 1.28 / 1.26, 1.27 / 1.29, 1.33 / 1.29 and 1.27 / 1.26;
+// faster in 16 of 22 paired rounds with the own kernel and 15 of 22 with
+// cuBLAS, within 1.25 in 14 and 14 of 22 against 8 and 5. On the third host
+// the calls ranged 1.19-2.41 with either plan. 2048 tiles of all of k took
+// medians 1.25 / 1.26 on the first; quarter tiles of pieces a quarter of k
+// deep, 11-13 ms, above. At 5000 on the fourth: medians 12.4 / 13.9 ms
+// against 14.1 / 14.2 with 2560 tiles 1280 deep; at 6144 on the second: 19.7
+// / 20.2 ms against 21.4 / 22.3 with 3072 tiles 1536 deep.)
 bool takes_whole_k_quarters(const GemmProblem& p) {
   const std::int64_t larger = std::max(p.m, p.n);
-  return p.staged && double_real(p) && bound_by_uploads(p) && larger >= 4096 && larger < 8192;
+  return p.staged && double_real(p) && larger >= 4096 && larger < 8192;
 }
 std::int64_t default_panel(const GemmProblem& p) {
   const std::int64_t larger = std::max(p.m, p.n);
