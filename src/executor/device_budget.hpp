@@ -28,12 +28,14 @@ auto plan_within_budget(std::size_t limit, const PlanFor& plan_for, const Bytes&
   const std::size_t last = runtime::thread_context().measured_budget();
   std::optional<Plan> kept;
   std::size_t kept_bytes = 0;
+  std::optional<std::size_t> pool_idle;  // read once, for the budget below too
   if (limit == 0 && last > 0) {
     try {
       Plan plan = plan_for(last);
       const std::size_t b = bytes(plan);
       if (settled(plan) && 2 * b <= last) {
-        if (b <= runtime::pool_idle_bytes()) return plan;
+        pool_idle = runtime::pool_idle_bytes();
+        if (b <= *pool_idle) return plan;
         kept = std::move(plan);
         kept_bytes = b;
       }
@@ -41,7 +43,7 @@ auto plan_within_budget(std::size_t limit, const PlanFor& plan_for, const Bytes&
       // Too small a budget for any plan: measured again below.
     }
   }
-  const std::size_t budget = runtime::device_budget(limit);
+  const std::size_t budget = runtime::device_budget(limit, pool_idle);
   if (kept && 2 * kept_bytes <= budget) return *std::move(kept);
   return plan_for(budget);
 }

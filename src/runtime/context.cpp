@@ -84,14 +84,14 @@ std::size_t pool_idle_bytes() {
   return reserved > used ? static_cast<std::size_t>(reserved - used) : 0;
 }
 
-std::size_t device_budget(std::size_t limit) {
+std::size_t device_budget(std::size_t limit, std::optional<std::size_t> pool_idle) {
   if (limit != 0) return limit;
   std::size_t free_bytes = 0, total_bytes = 0;
   cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
   ++g_budget_measurements;
   // Memory the stream-ordered pool keeps from earlier calls counts as used
   // for the driver but is ours to hand out again.
-  free_bytes += pool_idle_bytes();
+  free_bytes += pool_idle ? *pool_idle : pool_idle_bytes();
   // Leave room for cuBLAS workspaces, other streams and fragmentation.
   const std::size_t reserve = std::max<std::size_t>(std::size_t(512) << 20, free_bytes / 20);
   const std::size_t budget = free_bytes > reserve ? free_bytes - reserve : 0;

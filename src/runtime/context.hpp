@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "runtime/pinned_pool.hpp"
@@ -65,8 +66,10 @@ Context& thread_context();
 
 // Device memory one call may use: the limit when given, else most of what
 // the device has free now (measured: cudaMemGetInfo, about 8 us a call on
-// an H200; the thread's context keeps the figure).
-std::size_t device_budget(std::size_t limit);
+// an H200; the thread's context keeps the figure). `pool_idle`: the pool's
+// idle bytes where the caller has just read them (pool_idle_bytes), so
+// that they are not read again.
+std::size_t device_budget(std::size_t limit, std::optional<std::size_t> pool_idle = std::nullopt);
 
 // Device memory the stream-ordered pool holds that no buffer uses: buffers
 // that fit there take nothing new from the device.
