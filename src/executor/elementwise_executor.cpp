@@ -82,7 +82,7 @@ void run(detail::ElementwiseProgram program, MatrixDesc out_desc, ScalarKind out
   // columns are runs of its memory.
   kernels::to_destination_order(program, out_desc);
   runtime::Context& ctx = runtime::thread_context();
-  const Streams streams(ctx, stream_count(options));
+  Streams streams(ctx, stream_count(options));
   const int threads = staging_threads(options);
   const planner::ElementwiseProblem problem = problem_of(program, detail::scalar_size(out_scalar), accumulates);
   const planner::ElementwisePlan plan = plan_within_budget(
@@ -167,7 +167,7 @@ void run_reduction(detail::ElementwiseProgram program, detail::Reduction reducti
   const std::int64_t count = detail::reduced_count(program, reduction);
   kernels::to_leaf_order(program, reduction);
   runtime::Context& ctx = runtime::thread_context();
-  const Streams streams(ctx, stream_count(options));
+  Streams streams(ctx, stream_count(options));
   const int threads = staging_threads(options);
 
   // The accumulators (and the first pass's partials, as many again) come

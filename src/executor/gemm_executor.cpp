@@ -196,7 +196,7 @@ template <class T>
 void run(const detail::GemmDesc& desc, const Options& options) {
   const Problem<T> p(desc);
   runtime::Context& ctx = runtime::thread_context();
-  const Streams streams(ctx, stream_count(options));
+  Streams streams(ctx, stream_count(options));
   const int threads = staging_threads(options);
 
   std::optional<TileEpilogue> epilogue;

@@ -135,7 +135,7 @@ struct Streams {
   }
   // Waits for everything queued: the end of a call, whose errors surface
   // here (`what`: the call).
-  void synchronize(const char* what) const {
+  void synchronize(const char* what) {
     for (cudaStream_t s : all) runtime::cuda_check(cudaStreamSynchronize(s), what);
     drained = true;
   }
@@ -146,7 +146,7 @@ struct Streams {
     for (cudaStream_t s : all) (void)cudaStreamSynchronize(s);
   }
   // Set by synchronize(): nothing is queued any more.
-  mutable bool drained = false;
+  bool drained = false;
 };
 
 // Declared after the call's buffers and before its writer: on any exit the
@@ -422,7 +422,7 @@ class ResultTarget {
 // error surfaces here), held results copied into the destination, the trace
 // written.
 template <class T>
-void finish_call(Writer<T>& writer, const Streams& streams, const ResultTarget<T>& target, int threads, Trace& trace,
+void finish_call(Writer<T>& writer, Streams& streams, const ResultTarget<T>& target, int threads, Trace& trace,
                  const char* what) {
   writer.finish(streams.compute);
   streams.synchronize(what);
