@@ -23,7 +23,9 @@ others at --rate;
 --down the download rate (default --up); --gemm-ms the floor the ratios
 are over (default: the GEMM at --rate). --bands B cuts each tile's last
 multiply into B row bands, each going down once multiplied, at
---band-factor times its tile's rate.
+--band-factor times its tile's rate (--banded-tiles T: only the last T
+tiles' last multiplies). --lead L cuts the first k piece in two, L deep
+and KB - L (the planner's lead piece; ROUNDS counts both).
 
 ELEM is 4 (float) or 8 (double). --search tries tiles of N/8 to N/2 (at
 least 1024), pieces of 512 to 4096 deep and every number of rounds, and
@@ -46,27 +48,31 @@ def tile_order(tm, tn):
     return order
 
 
-def plan_ops(n, tile, kb, rounds, tile_n=None, a_depth=None, bands=1):
+def plan_ops(n, tile, kb, rounds, tile_n=None, a_depth=None, bands=1, lead=0, banded_tiles=0):
     """The operations in issue order: ('up', key, elements) / ('mul', tile, a, b, flops, last, shape, banded) /
-    ('down', tile, elements). With bands > 1, each tile's last multiply is cut into that many row bands, each
-    going down once multiplied."""
+    ('down', tile, elements). With bands > 1, the last multiply of each tile (of the last banded_tiles tiles
+    when > 0) is cut into that many row bands, each going down once multiplied. lead > 0 cuts the first k
+    piece in two, lead deep and kb - lead (the planner's lead piece; rounds count both)."""
     tile_n = tile_n or tile
     ka = a_depth or kb
-    tk = math.ceil(n / ka)
+    starts = [0, lead] + list(range(kb, n, kb)) if lead else list(range(0, n, ka))
+    tk = len(starts)
     order = tile_order(math.ceil(n / tile), math.ceil(n / tile_n))
     steps = [(x, p) for p in range(min(rounds, tk)) for x in range(len(order))]
     steps += [(x, p) for x in range(len(order)) for p in range(min(rounds, tk), tk)]
     ops, up = [], set()
     for x, p in steps:
         i, j = order[x]
-        mi, nj, kp = min(tile, n - i * tile), min(tile_n, n - j * tile_n), min(ka, n - p * ka)
-        pb = p * ka // kb  # the B piece holding this k
-        for key, elems in ((("a", i, p), mi * kp), (("b", pb, j), min(kb, n - pb * kb) * nj)):
+        mi, nj = min(tile, n - i * tile), min(tile_n, n - j * tile_n)
+        kp = (starts[p + 1] if p + 1 < tk else n) - starts[p]
+        pb = p if lead else p * ka // kb  # the B piece holding this k
+        b_depth = kp if lead else min(kb, n - pb * kb)
+        for key, elems in ((("a", i, p), mi * kp), (("b", pb, j), b_depth * nj)):
             if key not in up:
                 up.add(key)
                 ops.append(("up", key, elems))
         last = p == tk - 1
-        parts = bands if last else 1
+        parts = bands if last and (banded_tiles <= 0 or x >= len(order) - banded_tiles) else 1
         for band in range(parts):
             ops.append(("mul", (x, band), ("a", i, p), ("b", pb, j), 2 * mi * nj * kp / parts, last, (mi, nj, kp),
                         parts > 1))
@@ -121,6 +127,8 @@ def main():
     ap.add_argument("--gemm-ms", type=float, default=0.0, help="the floor the ratios are over (default: the GEMM at --rate)")
     ap.add_argument("--bands", type=int, default=1, help="row bands of each tile's last multiply")
     ap.add_argument("--band-factor", type=float, default=1.0, help="the band multiplies' share of their tile's rate")
+    ap.add_argument("--banded-tiles", type=int, default=0, help="band only the last this many tiles (default: all)")
+    ap.add_argument("--lead", type=int, default=0, help="cut the first k piece in two, this deep and the rest")
     a = ap.parse_args()
     rate, up = a.rate * 1e12, a.up * 1e9
     down = a.down * 1e9 if a.down > 0 else up
@@ -130,11 +138,14 @@ def main():
         return at.get("x".join(map(str, shape)), at.get(str(shape[2]), rate))
     gemm = a.gemm_ms * 1e-3 if a.gemm_ms > 0 else 2 * a.n**3 / rate
 
+    if a.lead and (a.a_depth or a.search or (len(a.plan) == 3 and not 0 < a.lead < a.plan[1])):
+        ap.error("--lead must be under KB, and does not go with --a-depth or --search")
     if a.a_depth and (a.search or a.a_depth < 0 or (len(a.plan) == 3 and a.plan[1] % a.a_depth)):
         ap.error("--a-depth must divide KB, and does not go with --search")
 
     def run(tile, kb, rounds):
-        return simulate(plan_ops(a.n, tile, kb, rounds, a.tile_n or None, a.a_depth or None, a.bands), a.elem, up,
+        return simulate(plan_ops(a.n, tile, kb, rounds, a.tile_n or None, a.a_depth or None, a.bands, a.lead,
+                                 a.banded_tiles), a.elem, up,
                         down, rate_of, a.both_factor, a.band_factor)
 
     if a.search:
