@@ -17,11 +17,13 @@
 //    be written;
 //  - out of core: every form with ~13 MB operands through a device memory
 //    limit of a third of one operand, streams 1, 2, 4 x staging threads 1
-//    and 0 (and in core on one stream): the in-core result bit for bit;
+//    and 0 (and in core on one stream): the in-core result bit for bit,
+//    but for which NaN a NaN is (same_value);
 //  - destinations: column- and row-major, blocks of larger column- and
 //    row-major matrices, a Map with inner and outer strides, a Ref to a
 //    block, a transposed matrix; the memory around them poisoned, which
-//    must keep its bits; in core and out of core, bit for bit;
+//    must keep its bits; in core and out of core, bit for bit but for
+//    NaNs (same_value);
 //  - pinned operands and destinations (egpu::pin, cudaHostAlloc) give the
 //    pageable results bit for bit;
 //  - aliasing: the destination read at the same element (Eigen's result),
@@ -135,6 +137,39 @@ template <class P> std::vector<typename P::Scalar> elements(const P& m) {
 }
 template <class T> bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
   return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0);
+}
+// Whether two results of one expression agree: the same bits, but any NaN
+// alike. Out of core the chunks are cut differently, and where both operands
+// of an operation are NaN, which one the result carries is unspecified (IEEE
+// 754 leaves a NaN result's sign and payload open): runs were seen to differ
+// in exactly that (one element of 1.6 million, NaN against -NaN).
+template <class R> bool same_or_both_nan(R x, R y) {
+  return std::memcmp(&x, &y, sizeof(R)) == 0 || (std::isnan(x) && std::isnan(y));
+}
+template <class T> bool same_value(const T& x, const T& y) {
+  if constexpr (is_complex_v<T>) return same_or_both_nan(x.real(), y.real()) && same_or_both_nan(x.imag(), y.imag());
+  else return same_or_both_nan(x, y);
+}
+// "" where x and y agree (same_value); else where they first differ, both
+// values there with their bits, and how many elements differ.
+template <class T> std::string value_difference(const std::vector<T>& x, const std::vector<T>& y) {
+  if (x.size() != y.size()) return "sizes " + std::to_string(x.size()) + " and " + std::to_string(y.size());
+  std::size_t first = x.size(), count = 0;
+  for (std::size_t k = 0; k < x.size(); ++k)
+    if (!same_value(x[k], y[k]) && count++ == 0) first = k;
+  if (count == 0) return "";
+  auto bits = [](const T& v) {
+    std::ostringstream o;
+    o << std::hex;
+    const auto* b = reinterpret_cast<const unsigned char*>(&v);
+    for (std::size_t i = sizeof(T); i-- > 0;) o << (b[i] < 16 ? "0" : "") << int(b[i]);
+    return o.str();
+  };
+  std::ostringstream o;
+  o.precision(17);
+  o << "element " << first << ": " << x[first] << " (" << bits(x[first]) << ") against " << y[first] << " ("
+    << bits(y[first]) << "); " << count << " of " << x.size() << " differ";
+  return o.str();
 }
 template <class P> bool bit_identical(const P& x, const P& y) {
   return x.rows() == y.rows() && x.cols() == y.cols() && same_bits(elements(x), elements(y));
@@ -334,7 +369,7 @@ std::vector<Variant> out_of_core_variants(std::size_t limit) {
 }
 
 // One form into a column-major destination: `=` or noalias() =, and += or
-// -=, judged; then under each variant, the same bits.
+// -=, judged; then under each variant, the same values (same_value).
 template <class X>
 void check_form(const X& xpr, const std::string& what, Op set_op, Op acc, const std::vector<Variant>& variants) {
   using T = typename X::Scalar;
@@ -346,10 +381,10 @@ void check_form(const X& xpr, const std::string& what, Op set_op, Op acc, const 
   const auto set_bits = run_into(xpr, ref, out, self, set, egpu::Options(), start, what);
   const auto acc_bits = run_into(xpr, ref, out, self, acc, egpu::Options(), start, what);
   for (const Variant& v : variants) {
-    BOOST_TEST(same_bits(run_into(xpr, ref, out, self, set, v.options, start, what, false), set_bits),
-               what << " " << text(set) << ", " << v.name << ": differs from in core");
-    BOOST_TEST(same_bits(run_into(xpr, ref, out, self, acc, v.options, start, what, false), acc_bits),
-               what << " " << text(acc) << ", " << v.name << ": differs from in core");
+    const std::string set_diff = value_difference(run_into(xpr, ref, out, self, set, v.options, start, what, false), set_bits);
+    BOOST_TEST(set_diff.empty(), what << " " << text(set) << ", " << v.name << ": differs from in core, " << set_diff);
+    const std::string acc_diff = value_difference(run_into(xpr, ref, out, self, acc, v.options, start, what, false), acc_bits);
+    BOOST_TEST(acc_diff.empty(), what << " " << text(acc) << ", " << v.name << ": differs from in core, " << acc_diff);
   }
 }
 
@@ -368,7 +403,7 @@ template <class S> void run_forms(Index rows, Index cols, int shape_index, const
 }
 
 // xpr into each kind of destination (the op rotating with `turn`), in core
-// and out of core: judged, and the same bits both ways.
+// and out of core: judged, and the same values both ways (same_value).
 template <class X> void into_each_destination(const X& xpr, const std::string& what, int& turn) {
   using T = typename X::Scalar;
   using P = plain_t<X>;
@@ -388,7 +423,8 @@ template <class X> void into_each_destination(const X& xpr, const std::string& w
     const std::string where = what + " " + shape_text(rows, cols) + " into " + kind;
     const auto in_core = run_into(xpr, ref, backing, make_view, op, egpu::Options(), start, where);
     const auto out_of_core = run_into(xpr, ref, backing, make_view, op, ooc, start, where + " out of core");
-    BOOST_TEST(same_bits(in_core, out_of_core), where << " " << text(op) << ": out of core differs from in core");
+    const std::string diff = value_difference(out_of_core, in_core);
+    BOOST_TEST(diff.empty(), where << " " << text(op) << ": out of core differs from in core, " << diff);
   };
   {
     P d(rows, cols);
@@ -634,7 +670,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(every_form_into_a_plain_destination, S, Scalars) {
   print_exemptions("every form");
 }
 
-BOOST_AUTO_TEST_CASE_TEMPLATE(out_of_core_gives_the_in_core_bits, S, Scalars) {
+BOOST_AUTO_TEST_CASE_TEMPLATE(out_of_core_gives_the_in_core_values, S, Scalars) {
   // ~13 MB per operand; a form moves 2 to 4 of them and its result (~50 MB)
   // through a third of one.
   const double count = 13e6 / double(sizeof(S)) * test_scale();
