@@ -48,6 +48,7 @@ for system in $(awk '{print $2}' "$work/points.txt" | sort -u); do
 done
 plans=$(wc -l < "$work/names.txt")
 target=$(awk 'NR == 1 {print $4}' "$work/points.txt")
+low=$(awk 'NR == 1 || $3 < m {m = $3} END {print (m < $4 ? m : $4) - 0.05}' "$work/points.txt")  # the target and every point
 xtics=$(awk '{i = $1; $1 = ""; sub(/^ /, ""); printf "%s\"%s\" %d", (NR > 1 ? ", " : ""), $0, i}' "$work/names.txt")
 gnuplot <<GNUPLOT
 set terminal pngcairo size 1200,640 font ",10"
@@ -55,7 +56,7 @@ set output '$png'
 set title "$title"
 set ylabel 'x floor'
 set xrange [0.5:$plans + 0.5]
-set yrange [$target - 0.05:*]
+set yrange [$low:*]
 set xtics rotate by 35 right ($xtics)
 set grid ytics
 set key outside right top
