@@ -87,12 +87,14 @@ ElementwisePlan plan_elementwise(const ElementwiseProblem& problem, const Elemen
     }
     return chunks <= kMaxChunks && plan.device_bytes <= limits.device_budget_bytes;
   };
-  bool first = true;
+  const std::int64_t asked = elements;
   for (bool found = false; !found; elements /= 2) {
     for (std::int32_t ring = kRing; ring >= 1 && !found; --ring) {
       found = fits(elements, ring);
-      plan.unconstrained = found && first && (!problem.accumulates || plan.out_slots == plan.chunks());
-      first = false;
+      // Unconstrained: the first try fits (chunks as large as asked, a full
+      // ring), and an accumulating call holds every result.
+      plan.unconstrained = found && elements == asked && ring == kRing &&
+                           (!problem.accumulates || plan.out_slots == plan.chunks());
       if (elements >= kMinOverlappedChunk) break;
     }
     if (!found && elements / 2 < kMinChunkElements)
