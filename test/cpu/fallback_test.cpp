@@ -87,6 +87,78 @@ template <class X, class Y> bool same_bits(const X& x, const Y& y) {
   return true;
 }
 
+// A product kept on the CPU is the expression as written, run by Eigen,
+// with Eigen's rules: every form of scalar factor bit for bit; `=`, `+=`
+// and `-=` without noalias() through a temporary where the destination is
+// an operand; a vector destination of the other orientation taking the
+// value transposed. Sizes on both sides of Eigen's switch from its
+// coefficient-based product to its blocked one.
+BOOST_AUTO_TEST_CASE_TEMPLATE(products_on_the_cpu_keep_eigens_rules, S, Scalars) {
+  using R = real_t<S>;
+  using M = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+  using Col = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+  using Row = Eigen::Matrix<S, 1, Eigen::Dynamic>;
+  const S s = random_scalar<S>() + S(R(2));
+  for (const Index n : {Index(3), Index(29)}) {
+    const M a = random_matrix<M>(n + 2, n), b = random_matrix<M>(n, n + 1);
+    M c = random_matrix<M>(n + 2, n + 1), e = c;
+    c = egpu::gpu(a * b);
+    e = a * b;
+    BOOST_TEST(same_bits(c, e), "=, n " << n);
+    c = egpu::gpu(s * (a * b));
+    e = s * (a * b);
+    BOOST_TEST(same_bits(c, e), "= s * (A * B), n " << n);
+    c += egpu::gpu((a * b) * s);
+    e += (a * b) * s;
+    BOOST_TEST(same_bits(c, e), "+= (A * B) * s, n " << n);
+    c.noalias() -= egpu::gpu(-(a * b));
+    e.noalias() -= -(a * b);
+    BOOST_TEST(same_bits(c, e), "noalias() -= -(A * B), n " << n);
+    c.noalias() = egpu::gpu(s * a.conjugate() * b);
+    e.noalias() = s * a.conjugate() * b;
+    BOOST_TEST(same_bits(c, e), "noalias() = s * conj(A) * B, n " << n);
+
+    // The destination is an operand.
+    const M t = random_matrix<M>(n, n);
+    M q = random_matrix<M>(n, n), qe = q;
+    q = egpu::gpu(q * t);
+    qe = qe * t;
+    BOOST_TEST(same_bits(q, qe), "Q = Q * T, n " << n);
+    q += egpu::gpu(t * q);
+    qe += t * qe;
+    BOOST_TEST(same_bits(q, qe), "Q += T * Q, n " << n);
+    q -= egpu::gpu(s * q.adjoint() * q);
+    qe -= s * qe.adjoint() * qe;
+    BOOST_TEST(same_bits(q, qe), "Q -= s * Q^H * Q, n " << n);
+    M x = random_matrix<M>(n + 1, n + 1), xe = x;
+    x.bottomRightCorner(n, n) = egpu::gpu(x.topLeftCorner(n, n) * t);
+    xe.bottomRightCorner(n, n) = xe.topLeftCorner(n, n) * t;
+    BOOST_TEST(same_bits(x, xe), "a block shifted by one = its neighbour * T, n " << n);
+
+    // Vector destinations of the other orientation.
+    const Col v = random_matrix<Col>(n, 1);
+    const Row w = random_matrix<Row>(1, n + 2);
+    Row r = random_matrix<Row>(1, n + 2), re = r;
+    r = egpu::gpu(a * v);
+    re = a * v;
+    BOOST_TEST(same_bits(r, re), "row = A * v, n " << n);
+    Col y = random_matrix<Col>(n, 1), ye = y;
+    y = egpu::gpu(w * a);
+    ye = w * a;
+    BOOST_TEST(same_bits(y, ye), "column = w * A, n " << n);
+    y += egpu::gpu(w * a * s);
+    ye += w * a * s;
+    BOOST_TEST(same_bits(y, ye), "column += w * A * s, n " << n);
+    r = egpu::gpu(v.transpose() * b);
+    re = v.transpose() * b;
+    BOOST_TEST(same_bits(r, re), "row = v^T * B (same orientation), n " << n);
+    Row rv = random_matrix<Row>(1, n), rve = rv;
+    rv = egpu::gpu(v * s + v);
+    rve = v * s + v;
+    BOOST_TEST(same_bits(rv, rve), "row = coefficient-wise column, n " << n);
+  }
+}
+
 // Coefficient-wise expressions (NaN, Inf and zeros in the data) give CPU
 // Eigen's result bit for bit: each egpu result next to Eigen's own
 // assignment into a destination of the same kind.

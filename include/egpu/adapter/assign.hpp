@@ -88,7 +88,8 @@ using temporary_for_t = std::conditional_t<is_device_view_v<Dst> || holds_device
                                            Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>>;
 
 template <class Dst, class Xpr, class Func>
-void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func);
+void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func,
+                        Aliasing aliasing = Aliasing::possible);
 
 // dst func= value, value a temporary egpu computed: by Eigen on the host, or
 // by egpu where either is in device memory.
@@ -183,6 +184,29 @@ void product_on_cpu(Dst& dst, const Product& product, const typename Product::Sc
     Eigen::internal::call_assignment_no_alias(dst, factor * product, func);
 }
 
+// CPU Eigen's dst func= xpr through a temporary of xpr's value, for a
+// destination that may share elements with xpr's operands (out of line:
+// rare, and it keeps a second evaluation out of the small path).
+template <class Dst, class Xpr, class Func>
+EGPU_NOINLINE void through_temporary_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
+  const typename Xpr::PlainObject value = xpr;
+  Eigen::internal::call_assignment_no_alias(dst, value, func);
+}
+
+// CPU Eigen's dst func= xpr for a product expression (A * B, s * (A * B),
+// -(A * B), ...) that the dispatch keeps on the CPU: the user's expression
+// as Eigen runs it without egpu (its own instantiation, no factor added);
+// through a temporary where dst may share an element with an operand,
+// Eigen's rule for `=`.
+template <class Dst, class Xpr, class Func>
+void product_expression_on_cpu(Dst& dst, const Xpr& xpr, const Func& func, bool aliased) {
+  CpuScope scope;
+  if (aliased)
+    through_temporary_on_cpu(dst, xpr, func);
+  else
+    Eigen::internal::call_assignment_no_alias(dst, xpr, func);
+}
+
 template <class Dst, class Product, class Func>
 void assign_product(Dst& dst, const Product& product, const typename Product::Scalar& factor,
                     const Options& options, const Func& func);
@@ -200,7 +224,7 @@ void check_product_sizes(const Dst& dst, const Product& product) {
 }
 
 template <class Dst, class Xpr, class Func>
-void elementwise_on_cpu(Dst& dst, const Xpr& xpr, const Func& func);
+void elementwise_on_cpu(Dst& dst, const Xpr& xpr, const Func& func, Aliasing aliasing = Aliasing::possible);
 
 // A call on DeviceMatrix data where there is no GPU, on host views of its
 // memory: CPU Eigen with egpu's checks and aliasing rules, as the
@@ -235,13 +259,17 @@ void assign_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
 
 template <class Dst, class Product, class Func, class Cpu>
 EGPU_NOINLINE void assign_product_described(Dst& dst, const Product& product, const typename Product::Scalar& factor,
-                                            const Options& options, const Func& func, Cpu&& on_cpu, Gate gated);
+                                            const Options& options, const Func& func, Cpu&& on_cpu, Gate gated,
+                                            Aliasing aliasing);
 
 // The product part: dst func= factor * (lhs * rhs); on_cpu(aliased) runs
-// it on the CPU where the dispatch keeps it there.
+// it on the CPU where the dispatch keeps it there, aliased telling whether
+// dst may share an element with an operand (never under
+// Aliasing::excluded, where Eigen's noalias() rule holds on the CPU).
 template <class Dst, class Product, class Func, class Cpu>
 void assign_product_or(Dst& dst, const Product& product, const typename Product::Scalar& factor,
-                       const Options& options, const Func& func, Cpu&& on_cpu) {
+                       const Options& options, const Func& func, Cpu&& on_cpu,
+                       Aliasing aliasing = Aliasing::possible) {
   using Scalar = typename Product::Scalar;
   using Plain = temporary_for_t<Dst, Product, Scalar>;
   constexpr int kind = functor_kind<Func>::value;
@@ -273,9 +301,9 @@ void assign_product_or(Dst& dst, const Product& product, const typename Product:
     // Eigen's time and a few nanoseconds.
     const Gate gated = gate_for<on_device>(options, product_flops<Scalar>(m, n, k), 0);
     if constexpr (!on_device) {
-      if (gated == Gate::cpu) return on_cpu(may_overlap_operands(dst, product));
+      if (gated == Gate::cpu) return on_cpu(aliasing == Aliasing::possible && may_overlap_operands(dst, product));
     }
-    assign_product_described(dst, product, factor, options, func, on_cpu, gated);
+    assign_product_described(dst, product, factor, options, func, on_cpu, gated, aliasing);
   }
 }
 
@@ -286,7 +314,8 @@ void assign_product_or(Dst& dst, const Product& product, const typename Product:
 // holds a whole description.
 template <class Dst, class Product, class Func, class Cpu>
 EGPU_NOINLINE void assign_product_described(Dst& dst, const Product& product, const typename Product::Scalar& factor,
-                                            const Options& options, const Func& func, Cpu&& on_cpu, Gate gated) {
+                                            const Options& options, const Func& func, Cpu&& on_cpu, Gate gated,
+                                            Aliasing aliasing) {
   using Scalar = typename Product::Scalar;
   using Plain = temporary_for_t<Dst, Product, Scalar>;
   constexpr int kind = functor_kind<Func>::value;
@@ -304,7 +333,7 @@ EGPU_NOINLINE void assign_product_described(Dst& dst, const Product& product, co
   });
   const CallLog log(decision);
   if constexpr (!on_device) {
-    if (!decision.gpu) return on_cpu(aliased);
+    if (!decision.gpu) return on_cpu(aliasing == Aliasing::possible && aliased);
   }
   const Scalar alpha = call.alpha();
   desc.alpha = as_complex_double(kind == 3 ? Scalar(-alpha) : alpha);
@@ -354,9 +383,10 @@ inline bool aliases_otherwise(const ElementwiseProgram& program, const MatrixDes
 }
 
 // aliases_otherwise for CPU Eigen's side of a call, without describing the
-// expression (no allocation: small calls stay cheap): 1 when a leaf
-// overlaps dst other than as dst itself, element for element; 0 when none
-// does; -1 for an expression with a node it does not know (then describe it).
+// expression (no allocation: small calls stay cheap), as bits: kOverlaps
+// when a leaf overlaps dst other than as dst itself, element for element;
+// kUnknown for a node it does not know (then describe the expression); 0
+// when neither. dst_bytes: dst's bytes, found once for all the leaves.
 template <class X> struct unary_node : std::false_type {};
 template <class F, class X> struct unary_node<Eigen::CwiseUnaryOp<F, X>> : std::true_type {};
 template <class X> struct unary_node<Eigen::ArrayWrapper<X>> : std::true_type {};
@@ -365,21 +395,28 @@ template <class X> struct binary_node : std::false_type {};
 template <class F, class L, class R> struct binary_node<Eigen::CwiseBinaryOp<F, L, R>> : std::true_type {};
 template <class X> struct nullary_node : std::false_type {};
 template <class F, class P> struct nullary_node<Eigen::CwiseNullaryOp<F, P>> : std::true_type {};
-inline int either_overlaps(int a, int b) { return a == 1 || b == 1 ? 1 : a < 0 || b < 0 ? -1 : 0; }
+constexpr int kOverlaps = 1, kUnknown = 2;
+// A leaf whose bytes meet dst's, told exactly (out of line: the small path
+// only compares the bytes).
 template <class X, class Dst>
-int overlaps_otherwise(const X& x, const Dst& dst) {
+EGPU_NOINLINE int leaf_overlaps_otherwise(const X& x, const Dst& dst) {
+  if (!may_share_elements(describe(x), sizeof(typename X::Scalar), describe(dst), sizeof(typename Dst::Scalar)))
+    return 0;
+  const bool same = std::is_same_v<typename X::Scalar, typename Dst::Scalar> && same_view(describe(x), describe(dst));
+  return same ? 0 : kOverlaps;
+}
+template <class X, class Dst>
+int overlaps_otherwise(const X& x, const Dst& dst, const ByteRange& dst_bytes) {
   if constexpr (has_direct_access_v<X> && !is_device_view_v<X>) {
-    if (!objects_may_share_elements(x, dst)) return 0;
-    const bool same = std::is_same_v<typename X::Scalar, typename Dst::Scalar> && same_view(describe(x), describe(dst));
-    return same ? 0 : 1;
+    return object_byte_range(x).overlaps(dst_bytes) ? leaf_overlaps_otherwise(x, dst) : 0;
   } else if constexpr (nullary_node<X>::value) {
     return 0;
   } else if constexpr (unary_node<X>::value) {
-    return overlaps_otherwise(x.nestedExpression(), dst);
+    return overlaps_otherwise(x.nestedExpression(), dst, dst_bytes);
   } else if constexpr (binary_node<X>::value) {
-    return either_overlaps(overlaps_otherwise(x.lhs(), dst), overlaps_otherwise(x.rhs(), dst));
+    return overlaps_otherwise(x.lhs(), dst, dst_bytes) | overlaps_otherwise(x.rhs(), dst, dst_bytes);
   } else {
-    return -1;
+    return kUnknown;
   }
 }
 
@@ -437,38 +474,41 @@ bool assign_gemm_update(Dst& dst, const Xpr& xpr, const Options& options, const 
 template <class Dst, class Xpr, class Func>
 bool assign_with_epilogue(Dst& dst, const Xpr& xpr, const Options& options, const Func& func);
 
+// Whether an operand of xpr overlaps dst other than element for element
+// (aliases_otherwise), told apart from the leaves' addresses where it can.
+template <class Dst, class Xpr>
+EGPU_NOINLINE bool elementwise_aliased_described(const Dst& dst, const Xpr& xpr) {
+  std::vector<std::shared_ptr<void>> none;
+  return aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
+                           scalar_kind_of<typename Dst::Scalar>::value);
+}
+template <class Dst, class Xpr>
+bool elementwise_aliased(const Dst& dst, const Xpr& xpr) {
+  const int quick = overlaps_otherwise(xpr, dst, object_byte_range(dst));
+  if (quick & kOverlaps) return true;
+  return (quick & kUnknown) && elementwise_aliased_described(dst, xpr);
+}
+
 // CPU Eigen's dst func= xpr, with egpu's aliasing rule: an operand
 // overlapping dst other than element for element is read before dst is
-// written.
+// written. Under noalias(), Eigen's no-alias assignment, as written.
 template <class Dst, class Xpr, class Func>
-void elementwise_on_cpu(Dst& dst, const Xpr& xpr, const Func& func) {
+void elementwise_on_cpu(Dst& dst, const Xpr& xpr, const Func& func, Aliasing aliasing) {
   CpuScope scope;
-  bool aliased = false;
+  if (aliasing == Aliasing::excluded) return Eigen::internal::call_assignment_no_alias(dst, xpr, func);
   if constexpr (has_direct_access_v<Dst>) {
-    const int quick = overlaps_otherwise(xpr, dst);
-    if (quick >= 0) {
-      aliased = quick == 1;
-    } else {
-      std::vector<std::shared_ptr<void>> none;
-      aliased = aliases_otherwise(describe_elementwise(xpr, none, true), describe(dst),
-                                  scalar_kind_of<typename Dst::Scalar>::value);
-    }
+    if (elementwise_aliased(dst, xpr)) return through_temporary_on_cpu(dst, xpr, func);
   }
-  if (aliased) {
-    const typename Xpr::PlainObject value = xpr;
-    Eigen::internal::call_assignment_no_alias(dst, value, func);
-  } else {
-    Eigen::internal::call_assignment(dst, xpr, func);
-  }
+  Eigen::internal::call_assignment(dst, xpr, func);
 }
 
 template <class Dst, class Xpr, class Func>
 EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const Options& options, const Func& func,
-                                              Gate gated);
+                                              Gate gated, Aliasing aliasing);
 
 // The coefficient-wise part: dst func= xpr.
 template <class Dst, class Xpr, class Func>
-void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func) {
+void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const Func& func, Aliasing aliasing) {
   static_assert(is_supported_scalar_v<typename Xpr::Scalar>,
                 "egpu::gpu: a coefficient-wise expression's value is float, double, std::complex<float> or "
                 "std::complex<double>");
@@ -481,16 +521,16 @@ void assign_elementwise(Dst& dst, const Xpr& xpr, const Options& options, const 
   constexpr bool on_device = is_device_view_v<Dst> || holds_device_v<Xpr>;
   const Gate gated = gate_for<on_device>(options, 0, static_cast<double>(rows) * static_cast<double>(cols));
   if constexpr (!on_device) {
-    if (gated == Gate::cpu) return elementwise_on_cpu(dst, xpr, func);
+    if (gated == Gate::cpu) return elementwise_on_cpu(dst, xpr, func, aliasing);
   }
-  assign_elementwise_described(dst, xpr, options, func, gated);
+  assign_elementwise_described(dst, xpr, options, func, gated, aliasing);
 }
 
 // The rest of assign_elementwise (sizes checked), out of line as
 // assign_product_described.
 template <class Dst, class Xpr, class Func>
 EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const Options& options, const Func& func,
-                                              Gate gated) {
+                                              Gate gated, Aliasing aliasing) {
   using Scalar = typename Xpr::Scalar;
   // The temporary of the destination's side: device memory for a device
   // destination.
@@ -512,7 +552,7 @@ EGPU_NOINLINE void assign_elementwise_described(Dst& dst, const Xpr& xpr, const 
       choose<on_device>(gated, [&] { return decide_call(xpr, destination_desc(dst, rows, cols), kind, options); });
   const CallLog log(decision);
   if constexpr (!on_device) {
-    if (!decision.gpu) return elementwise_on_cpu(dst, xpr, func);
+    if (!decision.gpu) return elementwise_on_cpu(dst, xpr, func, aliasing);
   }
   if constexpr (gemm_update_parts<Xpr>::matches && dst_direct && kind != 0) {
     if (assign_gemm_update(dst, xpr, options, func)) return;
@@ -649,7 +689,7 @@ product_value_t<Product> product_on_gpu(const Product& product) {
 }
 
 template <class Dst, class Xpr, class Func>
-void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func) {
+void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func, Aliasing aliasing) {
   using Parts = product_parts<Xpr>;
   if constexpr (is_device_view_v<Dst> || holds_device_v<Xpr>) {
     if (!has_device()) {
@@ -679,12 +719,19 @@ void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func) {
     using Scalar = typename std::remove_reference_t<decltype(product)>::Scalar;
     static_assert(is_supported_scalar_v<Scalar>,
                   "egpu::gpu: scalars are float, double, std::complex<float> and std::complex<double>");
-    assign_product(dst, product, Scalar(Parts::factor(src.expression())), src.options(), func);
+    const Scalar factor(Parts::factor(src.expression()));
+    if constexpr (is_device_view_v<Dst> || holds_device_v<Xpr>) {
+      assign_product(dst, product, factor, src.options(), func);
+    } else {
+      // On the CPU, Eigen runs the expression as written.
+      const auto on_cpu = [&](bool aliased) { product_expression_on_cpu(dst, src.expression(), func, aliased); };
+      assign_product_or(dst, product, factor, src.options(), func, on_cpu, aliasing);
+    }
   } else if constexpr (partial_redux_parts<Xpr>::matches) {
     check_destination_size<functor_kind<Func>::value>(dst, src.rows(), src.cols(), "reduction");
     assign_partial_reduction(dst, src.expression(), src.options(), func);
   } else {
-    assign_elementwise(dst, src.expression(), src.options(), func);
+    assign_elementwise(dst, src.expression(), src.options(), func, aliasing);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <type_traits>
 
 #include "egpu/options.hpp"
 
@@ -17,10 +18,15 @@ template <class Xpr>
 class GpuExpr;
 
 namespace detail {
+// Whether dst may share elements with the expression's operands: Eigen's
+// `=`, `+=` and `-=` allow it; noalias() promises they share none, and so
+// does a fresh destination (a temporary, a matrix constructed from the
+// expression).
+enum class Aliasing : bool { possible, excluded };
 // Runs `dst func= src` (func: assign, add-assign, sub-assign, ...); in
 // adapter/assign.hpp.
 template <class Dst, class Xpr, class Func>
-void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func);
+void assign(Dst& dst, const GpuExpr<Xpr>& src, const Func& func, Aliasing aliasing = Aliasing::possible);
 // The reductions of GpuExpr's members; in adapter/reduce.hpp.
 template <class Xpr>
 struct FullReductions;
@@ -50,7 +56,7 @@ struct evaluator<egpu::GpuExpr<Xpr>> : evaluator<typename Xpr::PlainObject> {
   using Scalar = typename PlainObject::Scalar;
 
   explicit evaluator(const egpu::GpuExpr<Xpr>& xpr) : m_result(xpr.rows(), xpr.cols()) {
-    egpu::detail::assign(m_result, xpr, assign_op<Scalar, Scalar>());
+    egpu::detail::assign(m_result, xpr, assign_op<Scalar, Scalar>(), egpu::detail::Aliasing::excluded);
     ::new (static_cast<Base*>(this)) Base(m_result);
   }
 
@@ -60,13 +66,37 @@ struct evaluator<egpu::GpuExpr<Xpr>> : evaluator<typename Xpr::PlainObject> {
 
 // Every assignment whose source is a GpuExpr goes to egpu. The Weak slot is
 // fixed to void, which makes this more specialized than Eigen's generic
-// dense-to-dense assignment.
+// dense-to-dense assignment. Eigen comes here through
+// call_assignment_no_alias: from noalias(), a constructor, a temporary, and
+// from call_assignment below.
 template <class Dst, class Xpr, class Func>
 struct Assignment<Dst, egpu::GpuExpr<Xpr>, Func, Dense2Dense, void> {
-  static void run(Dst& dst, const egpu::GpuExpr<Xpr>& src, const Func& func) {
-    egpu::detail::assign(dst, src, func);
+  static void run(Dst& dst, const egpu::GpuExpr<Xpr>& src, const Func& func,
+                  egpu::detail::Aliasing aliasing = egpu::detail::Aliasing::excluded) {
+    egpu::detail::assign(dst, src, func, aliasing);
   }
 };
+
+template <class X> struct is_noalias_wrapper : std::false_type {};
+template <class X, template <class> class B> struct is_noalias_wrapper<NoAlias<X, B>> : std::true_type {};
+
+// `dst = gpu(xpr)`, `+=`, `-=` without noalias(), where dst may be one of
+// the operands. More specialized than Eigen's call_assignment and found by
+// argument-dependent lookup (the functor is Eigen::internal's). The vector
+// transposition is call_assignment_no_alias's (AssignEvaluator.h): a row
+// vector takes a column vector's value, and the other way round.
+template <class Dst, class Xpr, class Func, std::enable_if_t<!is_noalias_wrapper<Dst>::value, int> = 0>
+void call_assignment(Dst& dst, const egpu::GpuExpr<Xpr>& src, const Func& func) {
+  using Src = egpu::GpuExpr<Xpr>;
+  constexpr bool transpose =
+      ((int(Dst::RowsAtCompileTime) == 1 && int(Src::ColsAtCompileTime) == 1) ||
+       (int(Dst::ColsAtCompileTime) == 1 && int(Src::RowsAtCompileTime) == 1)) &&
+      int(Dst::SizeAtCompileTime) != 1;
+  using Actual = std::conditional_t<transpose, Transpose<Dst>, Dst&>;
+  Actual actual(dst);
+  Assignment<std::remove_reference_t<Actual>, Src, Func, Dense2Dense, void>::run(actual, src, func,
+                                                                                egpu::detail::Aliasing::possible);
+}
 
 }  // namespace Eigen::internal
 

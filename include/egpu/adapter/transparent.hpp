@@ -80,7 +80,9 @@ void transparent_product(Dst& dst, const Eigen::Product<Lhs, Rhs, Eigen::LazyPro
     on_cpu(false);
   } else {
     if (in_cpu_scope()) return on_cpu(false);
-    assign_product_or(dst, lazy, s, Options(), func, on_cpu);
+    // Aliasing is settled before Eigen's GEMM path hands the product over:
+    // through a temporary (call_assignment below) or promised by noalias().
+    assign_product_or(dst, lazy, s, Options(), func, on_cpu, Aliasing::excluded);
   }
 }
 
@@ -103,9 +105,6 @@ void call_restricted_packet_assignment_no_alias(
     const Func& func) {
   egpu::detail::transparent_product(dst, src.rhs(), func, src.lhs().functor().m_other, true);
 }
-
-template <class X> struct is_noalias_wrapper : std::false_type {};
-template <class X, template <class> class B> struct is_noalias_wrapper<NoAlias<X, B>> : std::true_type {};
 
 // `dst = A * B` (and +=, -=) without noalias(): Eigen evaluates every
 // product into a temporary first, in case dst is one of its operands, then
