@@ -5,12 +5,16 @@
 //
 //   gpu_call_seconds         an 8 x 8 product of pageable host doubles forced to the GPU
 //   gpu_gemm_flops_<s>       dC = gpu(dA * dB) at N = 2048 on device data
-//   <memory>_latency_seconds double products of pageable / pinned host matrices forced to
-//   and transfer rates       the GPU, N = 256 .. 2048, less the two above, fitted to
-//                            latency + bytes / rate
+//   gpu_product_seconds_     double products of pageable / pinned host matrices forced to
+//   <memory>_n<N>            the GPU, N = 8 .. 2048 (each table no longer at one size than
+//                            at the next)
+//   <memory>_latency_seconds the same at N = 256 .. 2048, less the two above, fitted to
+//   and transfer rates       latency + bytes / rate
 //   gpu_memory               dC = gpu(dA + dB) on 2^24 device doubles
-//   cpu_gemm_flops_<s>,      CPU Eigen's C.noalias() = A * B at N = 128 and 1024,
-//   cpu_gemm_half_flops_<s>  fitted to (flops + half) / rate
+//   cpu_product_seconds_     CPU Eigen's C.noalias() = A * B, N = 32 .. 1024, the faster
+//   <s>_n<N>                 of two passes
+//   cpu_gemm_flops_<s>,      the same at N = 128 and 1024, fitted to (flops + half) / rate
+//   cpu_gemm_half_flops_<s>
 //   cpu_memory, cheap/costly c = a + b, c = a * b - (a + b) * 2 + a, c = exp(a) on
 //   op seconds               2^22 doubles (one thread: Eigen's own)
 //
@@ -19,6 +23,8 @@
 // GPU there is nothing to calibrate: every call runs on CPU Eigen.
 #include <egpu/egpu.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -80,11 +86,32 @@ double gpu_gemm_flops(Eigen::Index n, int repeats) {
   return flops<S>(n) / t;
 }
 
-// CPU rate and half-rate flops of scalar index s from two sizes.
+// Times measured at increasing sizes, each no longer than the next one's: a
+// busy host only adds time, so a smaller product measured slower than a
+// larger one was measured while the host was busy.
+template <std::size_t K>
+void no_longer_than_the_next(std::array<double, K>& t) {
+  for (std::size_t i = K - 1; i > 0; --i) t[i - 1] = std::min(t[i - 1], t[i]);
+}
+
+// CPU Eigen's products of scalar index s at the table's sizes (the faster
+// of two passes over them), and its rate and half-rate flops from two of
+// them.
 template <class S>
 void fit_cpu(planner::MachineRates& r, int s, int repeats, std::vector<std::string>& notices) {
+  const auto& sizes = planner::MachineRates::kCpuTableSizes;
+  auto& table = r.cpu_product_seconds[static_cast<std::size_t>(s)];
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const double t = cpu_gemm_seconds<S>(sizes[i], sizes[i] <= 256 ? repeats * 4 : repeats);
+      table[i] = pass == 0 ? t : std::min(table[i], t);
+    }
+  no_longer_than_the_next(table);
   const Eigen::Index n1 = 128, n2 = 1024;
-  const double t1 = cpu_gemm_seconds<S>(n1, repeats * 4), t2 = cpu_gemm_seconds<S>(n2, repeats);
+  auto at = [&](Eigen::Index n) {
+    return table[static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), n) - sizes.begin())];
+  };
+  const double t1 = at(n1), t2 = at(n2);
   const double rate = (flops<S>(n2) - flops<S>(n1)) / (t2 - t1);
   if (!(rate > 0) || !(t1 > 0)) {
     notices.push_back("CPU product timings of scalar " + std::to_string(s) + " are odd (N=128 " +
@@ -137,12 +164,15 @@ int run_calibrate(int argc, char** argv) {
   r.gpu_gemm_flops[3] = gpu_gemm_flops<std::complex<double>>(2048, repeats);
   {
     // What moving host data costs a call: double products of host matrices
-    // forced to the GPU, N = 256 .. 2048, minus the fixed cost and the
-    // kernel, fitted to latency + bytes / rate (the rate covers both
-    // directions: bytes = A, B up and C down), pageable then pinned.
+    // forced to the GPU, N = 8 .. 2048, each time kept; from N = 256, less
+    // the fixed cost and the kernel, fitted to latency + bytes / rate (the
+    // rate covers both directions: bytes = A, B up and C down), pageable
+    // then pinned.
     for (int pinned = 0; pinned < 2; ++pinned) {
       std::vector<double> xs, ys;
-      for (Eigen::Index n : {256, 512, 1024, 2048}) {
+      const auto& sizes = planner::MachineRates::kGpuTableSizes;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const Eigen::Index n = sizes[i];
         Mat<double> a(n, n), b(n, n), c(n, n);
         fill_random(a, 12);
         fill_random(b, 13);
@@ -152,7 +182,10 @@ int run_calibrate(int argc, char** argv) {
           guards.push_back(egpu::pin(b));
           guards.push_back(egpu::pin(c));
         }
-        const double t = median(time_calls([&] { c.noalias() = egpu::gpu(a * b, on_gpu()); }, 1, repeats));
+        const double t = median(time_calls([&] { c.noalias() = egpu::gpu(a * b, on_gpu()); }, n < 256 ? 5 : 1,
+                                           n < 256 ? 5 * repeats : repeats));
+        r.gpu_product_seconds[static_cast<std::size_t>(pinned)][i] = t;
+        if (n < 256) continue;  // the fit below: the sizes whose bytes take most of their time
         xs.push_back(3.0 * double(n) * double(n) * 8);
         ys.push_back(t - r.gpu_call_seconds - flops<double>(n) / r.gpu_gemm_flops[1]);
       }
@@ -176,6 +209,7 @@ int run_calibrate(int argc, char** argv) {
         slope = ys.back() / xs.back();
         latency = 0;
       }
+      no_longer_than_the_next(r.gpu_product_seconds[static_cast<std::size_t>(pinned)]);
       (pinned ? r.h2d_pinned : r.h2d_pageable) = 1 / slope;
       (pinned ? r.d2h_pinned : r.d2h_pageable) = 1 / slope;
       (pinned ? r.pinned_latency_seconds : r.pageable_latency_seconds) = latency;

@@ -20,12 +20,64 @@ namespace {
 
 int clamp_scalar(int s) { return std::clamp(s, 0, 3); }
 
+// Real flops of an N x N x N product of scalar index s.
+double square_flops(double n, int s) { return (s >= 2 ? 8.0 : 2.0) * n * n * n; }
+
+template <std::size_t K>
+bool measured(const std::array<double, K>& t) {
+  return std::all_of(t.begin(), t.end(), [](double x) { return x > 0; });
+}
+
+// The value at x of the curve through the points (xs, ys), xs increasing:
+// between two points linear in x, or linear in log x and log y (`log_log`);
+// below the first point ys[0] times x / xs[0] (`proportional`) or ys[0];
+// beyond the last point its value plus (x - xs.back()) / rate.
+template <std::size_t K>
+double on_curve(const std::array<double, K>& xs, const std::array<double, K>& ys, double x, double rate,
+                bool log_log, bool proportional) {
+  if (x <= xs[0]) return proportional ? ys[0] * x / xs[0] : ys[0];
+  if (x >= xs[K - 1]) return ys[K - 1] + (x - xs[K - 1]) / rate;
+  std::size_t i = 1;
+  while (xs[i] < x) ++i;
+  if (log_log) {
+    const double t = std::log(x / xs[i - 1]) / std::log(xs[i] / xs[i - 1]);
+    return ys[i - 1] * std::pow(ys[i] / ys[i - 1], t);
+  }
+  return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - xs[i - 1]) / (xs[i] - xs[i - 1]);
+}
+
+// CPU Eigen's product on the calibrated threads, from the measured times
+// where there are (all of) them, else from the rate.
+double cpu_product_seconds(const MachineRates& r, int s, double flops) {
+  const auto& t = r.cpu_product_seconds[static_cast<std::size_t>(s)];
+  if (!measured(t)) return (flops + r.cpu_gemm_half_flops[s]) / r.cpu_gemm_flops[s];
+  std::array<double, MachineRates::kCpuTableSizes.size()> xs{};
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = square_flops(MachineRates::kCpuTableSizes[i], s);
+  return on_curve(xs, t, flops, r.cpu_gemm_flops[s], true, true);
+}
+
+// What a GPU call on host data costs beyond its device work, from the
+// measured double products of the memory's kind where there are (all of)
+// them; 0 bytes moved, or no table: -1.
+double gpu_host_seconds(const MachineRates& r, const CallWork& call) {
+  const double pageable = call.pageable_in + call.pageable_out, moved = pageable + call.pinned_in + call.pinned_out;
+  const int kind = pageable > 0 ? 0 : 1;
+  const auto& t = r.gpu_product_seconds[static_cast<std::size_t>(kind)];
+  if (moved <= 0 || !measured(t)) return -1;
+  std::array<double, MachineRates::kGpuTableSizes.size()> xs{}, ys{};
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double n = MachineRates::kGpuTableSizes[i];
+    xs[i] = 3 * n * n * 8;
+    ys[i] = std::max(0.0, t[i] - square_flops(n, 1) / r.gpu_gemm_flops[1]);
+  }
+  return on_curve(xs, ys, moved, kind == 0 ? r.h2d_pageable : r.h2d_pinned, false, false);
+}
+
 double cpu_seconds(const MachineRates& r, const CallWork& call) {
   const int s = clamp_scalar(call.scalar);
   if (call.work == Work::product) {
     const double threads = std::clamp(static_cast<double>(call.cpu_threads), 1.0, static_cast<double>(r.cpu_threads));
-    const double rate = r.cpu_gemm_flops[s] * threads / std::max(1, r.cpu_threads);
-    return (product_flops(call) + r.cpu_gemm_half_flops[s]) / rate;
+    return cpu_product_seconds(r, s, product_flops(call)) * std::max(1, r.cpu_threads) / threads;
   }
   const double elements = static_cast<double>(call.m) * static_cast<double>(call.n);
   const double host_bytes = call.pageable_in + call.pinned_in + call.pageable_out + call.pinned_out;
@@ -34,10 +86,12 @@ double cpu_seconds(const MachineRates& r, const CallWork& call) {
 }
 
 double gpu_seconds(const MachineRates& r, const CallWork& call) {
-  const double transfers = call.pageable_in / r.h2d_pageable + call.pinned_in / r.h2d_pinned +
-                           call.pageable_out / r.d2h_pageable + call.pinned_out / r.d2h_pinned;
   const double device = call.work == Work::product ? product_flops(call) / r.gpu_gemm_flops[clamp_scalar(call.scalar)]
                                                    : call.device_bytes / r.gpu_memory_bytes;
+  const double host = gpu_host_seconds(r, call);
+  if (host >= 0) return host + device;
+  const double transfers = call.pageable_in / r.h2d_pageable + call.pinned_in / r.h2d_pinned +
+                           call.pageable_out / r.d2h_pageable + call.pinned_out / r.d2h_pinned;
   const double latency = std::max(call.pageable_in + call.pageable_out > 0 ? r.pageable_latency_seconds : 0.0,
                                   call.pinned_in + call.pinned_out > 0 ? r.pinned_latency_seconds : 0.0);
   return r.gpu_call_seconds + latency + transfers + device;
@@ -105,6 +159,21 @@ std::vector<Field> fields(MachineRates& r) {
     f.push_back({keys[1][s].c_str(), &r.cpu_gemm_flops[s], 1e7, 1e16});
     f.push_back({keys[2][s].c_str(), &r.cpu_gemm_half_flops[s], 0.0, 1e12});
   }
+  // The measured times (0: not measured).
+  static const auto table_keys = [] {
+    std::vector<std::string> k;
+    for (const char* kind : {"pageable", "pinned"})
+      for (int n : MachineRates::kGpuTableSizes) k.push_back(std::string("gpu_product_seconds_") + kind + "_n" + std::to_string(n));
+    for (int s = 0; s < 4; ++s)
+      for (int n : MachineRates::kCpuTableSizes)
+        k.push_back(std::string("cpu_product_seconds_") + names[s] + "_n" + std::to_string(n));
+    return k;
+  }();
+  std::size_t key = 0;
+  for (auto& kind : r.gpu_product_seconds)
+    for (double& t : kind) f.push_back({table_keys[key++].c_str(), &t, 0.0, 1e3});
+  for (auto& scalar : r.cpu_product_seconds)
+    for (double& t : scalar) f.push_back({table_keys[key++].c_str(), &t, 0.0, 1e3});
   return f;
 }
 

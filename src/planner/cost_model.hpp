@@ -12,6 +12,18 @@
 //                       + bytes down / download rate + device work (flops / GEMM rate, or
 //                       bytes / device memory rate)
 //
+// Where the calibration measured them, times at fixed sizes stand in for
+// the first terms over the sizes where CPU and GPU are close, which no two
+// rates follow (16 CPU threads ran N = 256 float at 0.6 of the rate a line
+// through N = 128 and 1024 gives; a GPU call that moves a few hundred KiB
+// pays none of the latency that larger ones do):
+//   CPU product:        the measured times of square products, interpolated in
+//                       flops (log-log), beyond the largest its time + the rest / rate
+//   GPU:                the measured times of square double products of the memory's
+//                       kind (pageable when a call moves any), less their device work,
+//                       interpolated in bytes moved, beyond the largest its time +
+//                       the rest / rate; + the call's device work
+//
 // The GPU side adds transfers and compute, as the pipeline runs them for a
 // product of one tile (the sizes where the two sides are close); larger
 // calls overlap them, so the model overstates the GPU there, where it wins
@@ -67,6 +79,15 @@ struct MachineRates {
   double cpu_memory_bytes = 20e9;     // coefficient-wise, one thread
   double cpu_cheap_op_seconds = 0.2e-9;
   double cpu_costly_op_seconds = 2e-9;
+
+  // Measured times at fixed sizes; 0 where not measured (a table is used
+  // only when all of it was).
+  // N x N double products of host matrices, the GPU forced: [0] pageable, [1] pinned.
+  static constexpr std::array<int, 7> kGpuTableSizes{{8, 64, 128, 256, 512, 1024, 2048}};
+  std::array<std::array<double, 7>, 2> gpu_product_seconds{};
+  // CPU Eigen's N x N products on cpu_threads threads, by scalar.
+  static constexpr std::array<int, 9> kCpuTableSizes{{32, 64, 96, 128, 192, 256, 384, 512, 1024}};
+  std::array<std::array<double, 9>, 4> cpu_product_seconds{};
 };
 
 // The rates used when this machine was not calibrated: a GPU that pays

@@ -158,6 +158,84 @@ BOOST_AUTO_TEST_CASE(thresholds_below_which_the_gpu_never_wins) {
   BOOST_TEST(!estimate(r, w).gpu());
 }
 
+// Flops of an N x N x N product of scalar index s.
+double cube_flops(double n, int s) { return (s >= 2 ? 8.0 : 2.0) * n * n * n; }
+
+// Measured CPU times (here the rate's line, twice as slow at N = 192 to
+// 384, as multithreaded Eigen runs there) stand in for the line: at each
+// measured size its time, between two of them a time between theirs,
+// below the smallest in proportion to the flops, beyond the largest its
+// time plus the rest at the rate; fewer threads, in proportion. A table
+// with a size missing is not used.
+BOOST_AUTO_TEST_CASE(measured_cpu_times_stand_in_for_the_rate) {
+  MachineRates r = round_rates();
+  const auto& sizes = MachineRates::kCpuTableSizes;
+  for (int s = 0; s < 4; ++s)
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const double slow = sizes[i] >= 192 && sizes[i] <= 384 ? 2.0 : 1.0;
+      r.cpu_product_seconds[s][i] = slow * (cube_flops(sizes[i], s) + r.cpu_gemm_half_flops[s]) / r.cpu_gemm_flops[s];
+    }
+  for (int s = 0; s < 4; ++s) {
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      BOOST_TEST(close(estimate(r, square_product(sizes[i], s, true)).cpu_seconds, r.cpu_product_seconds[s][i]),
+                 "scalar " << s << ", N " << sizes[i]);
+    const double between = estimate(r, square_product(300, s, true)).cpu_seconds;
+    BOOST_TEST((between > r.cpu_product_seconds[s][5] && between < r.cpu_product_seconds[s][6]), "N 300, scalar " << s);
+    BOOST_TEST(close(estimate(r, square_product(16, s, true)).cpu_seconds,
+                     r.cpu_product_seconds[s][0] * cube_flops(16, s) / cube_flops(32, s)));
+    BOOST_TEST(close(estimate(r, square_product(2048, s, true)).cpu_seconds,
+                     r.cpu_product_seconds[s].back() + (cube_flops(2048, s) - cube_flops(1024, s)) / r.cpu_gemm_flops[s]));
+    BOOST_TEST(close(estimate(r, square_product(256, s, true, 4)).cpu_seconds, 4 * r.cpu_product_seconds[s][5]));
+  }
+  // N = 384 double: 2 (113.2e6 + 2e6) / 1e12 s on the CPU against 0.1 + 0.0708 + 0.0023 ms
+  // pinned on the GPU: the measured time hands the GPU a call the line keeps.
+  BOOST_TEST(estimate(r, square_product(384, 1, true)).gpu());
+  BOOST_TEST(!estimate(round_rates(), square_product(384, 1, true)).gpu());
+  r.cpu_product_seconds[1][3] = 0;
+  BOOST_TEST(close(estimate(r, square_product(256, 1, true)).cpu_seconds,
+                   estimate(round_rates(), square_product(256, 1, true)).cpu_seconds));
+}
+
+// Measured GPU times of double products stand in for the call cost, the
+// latency and the transfers: at each measured size its time; between two
+// sizes, linear in the bytes moved; below the smallest, the smallest's
+// time less its device work; beyond the largest, the rest of the bytes at
+// the rate. Other scalars and shapes go by the bytes they move and add
+// their own device work; a call that moves pageable memory takes the
+// pageable times.
+BOOST_AUTO_TEST_CASE(measured_gpu_times_stand_in_for_call_cost_latency_and_transfers) {
+  MachineRates r = round_rates();
+  const auto& sizes = MachineRates::kGpuTableSizes;
+  auto bytes = [](double n) { return 3 * n * n * 8; };
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double n = sizes[i], device = cube_flops(n, 1) / r.gpu_gemm_flops[1];
+    r.gpu_product_seconds[0][i] = 60e-6 + bytes(n) / 8e9 + device;   // pageable
+    r.gpu_product_seconds[1][i] = 30e-6 + bytes(n) / 40e9 + device;  // pinned
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    BOOST_TEST(close(estimate(r, square_product(sizes[i], 1, false)).gpu_seconds, r.gpu_product_seconds[0][i]));
+    BOOST_TEST(close(estimate(r, square_product(sizes[i], 1, true)).gpu_seconds, r.gpu_product_seconds[1][i]));
+  }
+  // Float N = 1000 moves 12 MB, between double N = 512 and 1024: on the line
+  // through them (straight here), plus its own device work.
+  BOOST_TEST(close(estimate(r, square_product(1000, 0, true)).gpu_seconds,
+                   30e-6 + 12e6 / 40e9 + cube_flops(1000, 0) / r.gpu_gemm_flops[0]));
+  BOOST_TEST(close(estimate(r, square_product(2, 1, true)).gpu_seconds, 30e-6 + bytes(8) / 40e9 + 16 / 50e12));
+  BOOST_TEST(close(estimate(r, square_product(4096, 1, true)).gpu_seconds,
+                   30e-6 + bytes(2048) / 40e9 + (bytes(4096) - bytes(2048)) / r.h2d_pinned + cube_flops(4096, 1) / 50e12));
+  CallWork mixed = square_product(1024, 1, true);
+  mixed.pageable_out = mixed.pinned_out;
+  mixed.pinned_out = 0;
+  BOOST_TEST(close(estimate(r, mixed).gpu_seconds, r.gpu_product_seconds[0][5]));
+  // Nothing moved (device data) or a size missing: the rates.
+  CallWork none = square_product(500, 1, true);
+  none.pinned_in = none.pinned_out = 0;
+  BOOST_TEST(close(estimate(r, none).gpu_seconds, estimate(round_rates(), none).gpu_seconds));
+  r.gpu_product_seconds[1][2] = 0;
+  BOOST_TEST(close(estimate(r, square_product(700, 1, true)).gpu_seconds,
+                   estimate(round_rates(), square_product(700, 1, true)).gpu_seconds));
+}
+
 BOOST_AUTO_TEST_CASE(calibration_file_round_trip) {
   const MachineRates r = round_rates();
   std::vector<std::string> notices;
@@ -173,6 +251,14 @@ BOOST_AUTO_TEST_CASE(calibration_file_round_trip) {
   BOOST_TEST(close(back.gpu_call_seconds, r.gpu_call_seconds));
   BOOST_TEST(close(back.h2d_pageable, r.h2d_pageable));
   BOOST_TEST(close(back.cpu_costly_op_seconds, r.cpu_costly_op_seconds));
+  MachineRates t = r;
+  t.gpu_product_seconds[1][3] = 8.5e-5;
+  t.cpu_product_seconds[2][8] = 3.25e-3;
+  const MachineRates tb = parse_rates(format_rates(t), notices);
+  BOOST_TEST(notices.empty());
+  BOOST_TEST(close(tb.gpu_product_seconds[1][3], 8.5e-5));
+  BOOST_TEST(close(tb.cpu_product_seconds[2][8], 3.25e-3));
+  BOOST_TEST(tb.gpu_product_seconds[0][3] == 0.0);
   MachineRates l = r;
   l.pinned_latency_seconds = 1.5e-4;
   l.pageable_latency_seconds = 4.5e-4;
