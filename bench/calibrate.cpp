@@ -107,11 +107,11 @@ void fit_cpu(planner::MachineRates& r, int s, int repeats, std::vector<std::stri
       table[i] = pass == 0 ? t : std::min(table[i], t);
     }
   no_longer_than_the_next(table);
+  constexpr std::size_t i1 = 3, i2 = 8;  // the fit's two sizes in the table
+  static_assert(planner::MachineRates::kCpuTableSizes[i1] == 128 && planner::MachineRates::kCpuTableSizes[i2] == 1024,
+                "the CPU fit reads N = 128 and 1024 from the table");
   const Eigen::Index n1 = 128, n2 = 1024;
-  auto at = [&](Eigen::Index n) {
-    return table[static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), n) - sizes.begin())];
-  };
-  const double t1 = at(n1), t2 = at(n2);
+  const double t1 = table[i1], t2 = table[i2];
   const double rate = (flops<S>(n2) - flops<S>(n1)) / (t2 - t1);
   if (!(rate > 0) || !(t1 > 0)) {
     notices.push_back("CPU product timings of scalar " + std::to_string(s) + " are odd (N=128 " +
