@@ -170,20 +170,6 @@ bool may_overlap_operands(const Dst& dst, const Product& product) {
   return may_overlap(dst, product.lhs()) || may_overlap(dst, product.rhs());
 }
 
-// CPU Eigen's dst func= factor * product, with Eigen's aliasing rule:
-// evaluated into a temporary first when an operand overlaps dst.
-template <class Dst, class Product, class Func>
-void product_on_cpu(Dst& dst, const Product& product, const typename Product::Scalar& factor, const Func& func,
-                    bool aliased) {
-  CpuScope scope;
-  // One expression form (factor * product) for both cases: each form is
-  // another instantiation of Eigen's GEMM in every caller.
-  if (aliased)
-    Eigen::internal::call_assignment(dst, factor * product, func);
-  else
-    Eigen::internal::call_assignment_no_alias(dst, factor * product, func);
-}
-
 // CPU Eigen's dst func= xpr through a temporary of xpr's value, for a
 // destination that may share elements with xpr's operands (out of line:
 // rare, and it keeps a second evaluation out of the small path).
@@ -205,6 +191,15 @@ void product_expression_on_cpu(Dst& dst, const Xpr& xpr, const Func& func, bool 
     through_temporary_on_cpu(dst, xpr, func);
   else
     Eigen::internal::call_assignment_no_alias(dst, xpr, func);
+}
+
+// CPU Eigen's dst func= factor * product, with Eigen's aliasing rule: one
+// expression form (factor * product) for every factor, each form being
+// another instantiation of Eigen's GEMM in every caller.
+template <class Dst, class Product, class Func>
+void product_on_cpu(Dst& dst, const Product& product, const typename Product::Scalar& factor, const Func& func,
+                    bool aliased) {
+  product_expression_on_cpu(dst, factor * product, func, aliased);
 }
 
 template <class Dst, class Product, class Func>
